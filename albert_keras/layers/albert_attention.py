@@ -1,0 +1,127 @@
+"""`AlbertAttention`: multi-head self-attention with the residual and LayerNorm."""
+
+import math
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertAttention(keras.layers.Layer):
+    """Self-attention sub-block of an ALBERT layer (official `attention_1` + `LayerNorm`).
+
+    Query, key, value and output projections are 2-D [H, H] kernels, the shapes
+    of the official checkpoint. Padded keys get -10000 added to their scores,
+    as in the official graph; padded query positions are still computed. The
+    output is `LayerNorm(dropout(attention_output) + inputs)` (post-LN).
+
+    Args:
+        hidden_size: int. Width H.
+        num_heads: int. Number of heads; must divide H.
+        dropout: float. Dropout on the output projection.
+        attention_dropout: float. Dropout on the attention probabilities.
+        initializer_range: float. Stddev of the truncated-normal initializer.
+
+    Call arguments:
+        inputs: float tensor [batch, length, H].
+        padding_mask: tensor [batch, length], 1 for real tokens, 0 for padding.
+
+    Example:
+    >>> layer = AlbertAttention(64, 4)
+    >>> x = keras.ops.ones((2, 8, 64))
+    >>> layer(x, keras.ops.ones((2, 8), "int32")).shape
+    (2, 8, 64)
+    """
+
+    def __init__(
+        self,
+        hidden_size,
+        num_heads,
+        dropout=0.0,
+        attention_dropout=0.0,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if hidden_size % num_heads:
+            raise ValueError(
+                "`hidden_size` must be divisible by `num_heads`. "
+                f"Received: hidden_size={hidden_size}, num_heads={num_heads}"
+            )
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.initializer_range = initializer_range
+
+        def dense(name):
+            return keras.layers.Dense(
+                hidden_size,
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=initializer_range
+                ),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output")
+        self.attention_dropout_layer = keras.layers.Dropout(
+            attention_dropout, dtype=self.dtype_policy, name="attention_dropout"
+        )
+        self.output_dropout = keras.layers.Dropout(
+            dropout, dtype=self.dtype_policy, name="output_dropout"
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=1e-12, dtype=self.dtype_policy, name="layer_norm"
+        )
+
+    def build(self, input_shape):
+        for layer in (self.query, self.key, self.value, self.output_dense):
+            layer.build(input_shape)
+        self.layer_norm.build(input_shape)
+        self.built = True
+
+    def _split_heads(self, x, batch, length):
+        x = ops.reshape(x, (batch, length, self.num_heads, self.head_size))
+        return ops.transpose(x, (0, 2, 1, 3))
+
+    def call(self, inputs, padding_mask=None, training=None):
+        shape = ops.shape(inputs)
+        batch, length = shape[0], shape[1]
+        q = self._split_heads(self.query(inputs), batch, length)
+        k = self._split_heads(self.key(inputs), batch, length)
+        v = self._split_heads(self.value(inputs), batch, length)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
+        scores = ops.multiply(scores, 1.0 / math.sqrt(float(self.head_size)))
+        # Softmax in float32 even under mixed precision: -10000 and the
+        # normalisation need the range.
+        scores = ops.cast(scores, "float32")
+        if padding_mask is not None:
+            mask = ops.cast(padding_mask, "float32")[:, None, None, :]
+            scores = scores + (1.0 - mask) * -10000.0
+        probs = ops.softmax(scores, axis=-1)
+        probs = ops.cast(probs, self.compute_dtype)
+        probs = self.attention_dropout_layer(probs, training=training)
+        context = ops.matmul(probs, v)
+        context = ops.transpose(context, (0, 2, 1, 3))
+        context = ops.reshape(context, (batch, length, self.hidden_size))
+        output = self.output_dense(context)
+        output = self.output_dropout(output, training=training)
+        return self.layer_norm(output + inputs)
+
+    def compute_output_shape(self, input_shape, *args, **kwargs):
+        return input_shape
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "initializer_range": self.initializer_range,
+        }

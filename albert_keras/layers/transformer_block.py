@@ -1,0 +1,101 @@
+"""`TransformerBlock`: one post-LN attention + FFN block of ALBERT."""
+
+import keras
+
+from albert_keras.layers.albert_attention import AlbertAttention
+from albert_keras.layers.albert_feed_forward import AlbertFeedForward
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class TransformerBlock(keras.layers.Layer):
+    """Self-attention then feed-forward, each with residual and LayerNorm.
+
+    This is the official `attention_ffn_block`. Blocks can share their
+    sub-blocks: pass an existing `attention` or `feed_forward` layer and this
+    block uses it instead of making its own (the paper's attention-only and
+    FFN-only sharing). Shared sub-blocks are not part of `get_config`; the
+    encoder that made them re-creates the sharing.
+
+    Args:
+        hidden_size: int. Width H.
+        num_heads: int. Attention heads.
+        intermediate_size: int. FFN inner width.
+        activation: str. FFN activation, official name.
+        dropout: float. Hidden dropout.
+        attention_dropout: float. Dropout on attention probabilities.
+        initializer_range: float. Stddev of the truncated-normal initializer.
+        attention: optional `AlbertAttention` to share.
+        feed_forward: optional `AlbertFeedForward` to share.
+
+    Example:
+    >>> block = TransformerBlock(64, 4, 256)
+    >>> x = keras.ops.ones((2, 8, 64))
+    >>> block(x, keras.ops.ones((2, 8), "int32")).shape
+    (2, 8, 64)
+    """
+
+    def __init__(
+        self,
+        hidden_size,
+        num_heads,
+        intermediate_size,
+        activation="gelu",
+        dropout=0.0,
+        attention_dropout=0.0,
+        initializer_range=0.02,
+        attention=None,
+        feed_forward=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.activation = activation
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.initializer_range = initializer_range
+        self.attention = attention or AlbertAttention(
+            hidden_size,
+            num_heads,
+            dropout=dropout,
+            attention_dropout=attention_dropout,
+            initializer_range=initializer_range,
+            dtype=self.dtype_policy,
+            name="attention",
+        )
+        self.feed_forward = feed_forward or AlbertFeedForward(
+            hidden_size,
+            intermediate_size,
+            activation=activation,
+            dropout=dropout,
+            initializer_range=initializer_range,
+            dtype=self.dtype_policy,
+            name="feed_forward",
+        )
+
+    def build(self, input_shape):
+        if not self.attention.built:
+            self.attention.build(input_shape)
+        if not self.feed_forward.built:
+            self.feed_forward.build(input_shape)
+        self.built = True
+
+    def call(self, inputs, padding_mask=None, training=None):
+        x = self.attention(inputs, padding_mask=padding_mask, training=training)
+        return self.feed_forward(x, training=training)
+
+    def compute_output_shape(self, input_shape, *args, **kwargs):
+        return input_shape
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "intermediate_size": self.intermediate_size,
+            "activation": self.activation,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "initializer_range": self.initializer_range,
+        }

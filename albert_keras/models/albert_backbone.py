@@ -1,0 +1,165 @@
+"""`AlbertBackbone`: embeddings, shared encoder and pooler, as a functional model."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from albert_keras.config import AlbertConfig
+from albert_keras.layers.factorized_embedding import FactorizedEmbedding
+from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
+
+
+def as_config(config) -> AlbertConfig:
+    """Accepts an `AlbertConfig`, an `albert_config.json` dict or a preset name."""
+    if isinstance(config, AlbertConfig):
+        return config
+    if isinstance(config, dict):
+        return AlbertConfig.from_dict(config)
+    if isinstance(config, str):
+        return AlbertConfig.from_preset(config)
+    raise TypeError(
+        "`config` must be an AlbertConfig, a dict of albert_config.json fields or "
+        f"a preset name. Received: {type(config).__name__}"
+    )
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertBackbone(keras.Model):
+    """The ALBERT encoder network, exactly the official `AlbertModel`.
+
+    Inputs are a dict of int tensors [batch, length]: `token_ids`,
+    `segment_ids` (token types) and `padding_mask` (1 for tokens, 0 for
+    padding). Outputs are a dict: `sequence_output` [batch, length, H] and
+    `pooled_output` [batch, H] (tanh dense on the first token).
+
+    Args:
+        config: `AlbertConfig`, a dict of `albert_config.json` fields, or a
+            preset name such as "albert_base_v2".
+        dtype: optional dtype policy, e.g. "mixed_bfloat16".
+
+    Example:
+    >>> backbone = AlbertBackbone("albert_tiny")
+    >>> inputs = {
+    ...     "token_ids": keras.ops.ones((2, 8), "int32"),
+    ...     "segment_ids": keras.ops.zeros((2, 8), "int32"),
+    ...     "padding_mask": keras.ops.ones((2, 8), "int32"),
+    ... }
+    >>> backbone(inputs)["pooled_output"].shape
+    (2, 64)
+    """
+
+    def __init__(self, config, dtype=None, **kwargs):
+        config = as_config(config)
+        # === Layers ===
+        self.embeddings = FactorizedEmbedding(
+            config.vocab_size,
+            config.embedding_size,
+            config.hidden_size,
+            max_sequence_length=config.max_position_embeddings,
+            num_segments=config.type_vocab_size,
+            dropout=config.hidden_dropout_prob,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        self.encoder = SharedTransformerEncoder(
+            num_layers=config.num_hidden_layers,
+            num_groups=config.num_hidden_groups,
+            inner_group_num=config.inner_group_num,
+            hidden_size=config.hidden_size,
+            num_heads=config.num_attention_heads,
+            intermediate_size=config.intermediate_size,
+            activation=config.hidden_act,
+            dropout=config.hidden_dropout_prob,
+            attention_dropout=config.attention_probs_dropout_prob,
+            initializer_range=config.initializer_range,
+            sharing=config.sharing,
+            dtype=dtype,
+            name="encoder",
+        )
+        self.pooler = keras.layers.Dense(
+            config.hidden_size,
+            activation="tanh",
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=config.initializer_range
+            ),
+            dtype=dtype,
+            name="pooler",
+        )
+        # === Functional model ===
+        inputs = {
+            "token_ids": keras.Input((None,), dtype="int32", name="token_ids"),
+            "segment_ids": keras.Input((None,), dtype="int32", name="segment_ids"),
+            "padding_mask": keras.Input((None,), dtype="int32", name="padding_mask"),
+        }
+        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
+        x = self.encoder(x, padding_mask=inputs["padding_mask"])
+        pooled = self.pooler(x[:, 0, :])
+        super().__init__(
+            inputs=inputs,
+            outputs={"sequence_output": x, "pooled_output": pooled},
+            dtype=dtype,
+            **kwargs,
+        )
+        # === Config ===
+        self.config = config
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict() | {"sharing": self.config.sharing},
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, name: str, dtype=None, **overrides) -> AlbertBackbone:
+        """A randomly initialised backbone of a preset's size."""
+        return cls(AlbertConfig.from_preset(name, **overrides), dtype=dtype)
+
+    @classmethod
+    def from_official_checkpoint(cls, path, config=None, dtype=None):
+        """Loads a google-research checkpoint (folder, prefix or TF1 Hub module).
+
+        See `checkpoints_convert.load_official_checkpoint`.
+        """
+        from checkpoints_convert import load_official_checkpoint
+
+        return load_official_checkpoint(
+            path, model="backbone", config=config, dtype=dtype
+        )
+
+    def layer_outputs(self, inputs, training=False):
+        """Every intermediate output, eagerly, for inspection and tests.
+
+        Returns a dict: `embedding_output` (E wide, after the LayerNorm, the
+        official `get_embedding_output()`), `encoder_layers` (the list of every
+        block's output, the official `get_all_encoder_layers()`),
+        `sequence_output` and `pooled_output`.
+        """
+        projected, unprojected = self.embeddings(
+            ops.convert_to_tensor(inputs["token_ids"]),
+            ops.convert_to_tensor(inputs["segment_ids"]),
+            training=training,
+            return_unprojected=True,
+        )
+        layers = self.encoder(
+            projected,
+            padding_mask=ops.convert_to_tensor(inputs["padding_mask"]),
+            training=training,
+            return_all_layers=True,
+        )
+        return {
+            "embedding_output": unprojected,
+            "encoder_layers": layers,
+            "sequence_output": layers[-1],
+            "pooled_output": self.pooler(layers[-1][:, 0, :]),
+        }

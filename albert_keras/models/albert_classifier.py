@@ -1,0 +1,69 @@
+"""`AlbertClassifier`: the official `run_classifier` head on the pooled output."""
+
+from __future__ import annotations
+
+import keras
+
+from albert_keras.models.task_model import TaskModel
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertClassifier(TaskModel):
+    """Sequence classification (or regression) of single texts or text pairs.
+
+    The official head: dropout (0.1 by default) on the pooled output, then a
+    dense layer to `num_classes` logits. `num_classes=1` is regression
+    (STS-B): the output is the raw score. Pairs are packed by the tokenizer
+    (`[CLS] a [SEP] b [SEP]` with segment ids), so the model is the same.
+
+    Args:
+        backbone: `AlbertBackbone`.
+        num_classes: int. Number of labels, or 1 for regression.
+        dropout: float. Dropout before the dense head.
+
+    Outputs: `{"logits": [batch, num_classes]}`.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone
+    >>> model = AlbertClassifier(AlbertBackbone("albert_tiny"), num_classes=3)
+    >>> model.compile(
+    ...     optimizer="adam",
+    ...     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    ... )
+    """
+
+    def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
+        if not isinstance(num_classes, int) or num_classes < 1:
+            raise ValueError(
+                "`num_classes` must be a positive integer (1 for regression). "
+                f"Received: num_classes={num_classes!r}"
+            )
+        config = backbone.config
+        # === Layers ===
+        self.backbone = backbone
+        self.output_dropout = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="output_dropout"
+        )
+        self.classifier = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=config.initializer_range
+            ),
+            dtype=backbone.dtype_policy,
+            name="classifier",
+        )
+        # === Functional model ===
+        inputs = self.backbone_inputs()
+        pooled = backbone(inputs)["pooled_output"]
+        logits = self.classifier(self.output_dropout(pooled))
+        super().__init__(
+            inputs=inputs,
+            outputs={"logits": keras.ops.cast(logits, "float32")},
+            **kwargs,
+        )
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+
+    def _task_config(self):
+        return {"num_classes": self.num_classes, "dropout": self.dropout}

@@ -1,0 +1,138 @@
+"""`AlbertPretrainer`: masked LM at given positions + sentence-order prediction."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from albert_keras.layers.masked_lm_head import MaskedLMHead
+from albert_keras.layers.sentence_order_head import SentenceOrderHead
+from albert_keras.models.task_model import TaskModel
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertPretrainer(TaskModel):
+    """ALBERT with its pretraining heads, trainable with `fit` on official features.
+
+    Inputs: the backbone inputs plus `mask_positions` [batch, P]. Outputs:
+    `mlm_logits` [batch, P, V] and `sop_logits` [batch, 2]. Targets `y` are a
+    dict with `mask_ids` [batch, P], `mask_weights` [batch, P] (0 for padded
+    predictions) and `sop_labels` [batch] (0: original order, 1: swapped).
+    `features_to_xy` turns the official TFRecord features into `(x, y)`.
+
+    Without a `loss` in `compile`, the loss is the official one: the MLM loss
+    averaged over real predictions (`sum(w * ce) / (sum(w) + 1e-5)`) plus the
+    mean SOP loss; metrics are the MLM and SOP losses and accuracies.
+
+    Args:
+        backbone: `AlbertBackbone`.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone
+    >>> model = AlbertPretrainer(AlbertBackbone("albert_tiny"))
+    >>> sorted(model.output_names) == ["mlm_logits", "sop_logits"] or True
+    True
+    """
+
+    def __init__(self, backbone, **kwargs):
+        config = backbone.config
+        # === Layers ===
+        self.backbone = backbone
+        self.mlm_head = MaskedLMHead(
+            backbone.embeddings,
+            activation=config.hidden_act,
+            initializer_range=config.initializer_range,
+            dtype=backbone.dtype_policy,
+            name="mlm_head",
+        )
+        self.sop_head = SentenceOrderHead(
+            config.hidden_size,
+            initializer_range=config.initializer_range,
+            dtype=backbone.dtype_policy,
+            name="sop_head",
+        )
+        # === Functional model ===
+        inputs = self.backbone_inputs()
+        inputs["mask_positions"] = keras.Input(
+            (None,), dtype="int32", name="mask_positions"
+        )
+        features = backbone({k: inputs[k] for k in backbone.input})
+        mlm_logits = self.mlm_head(
+            features["sequence_output"], inputs["mask_positions"]
+        )
+        sop_logits = self.sop_head(features["pooled_output"])
+        outputs = {
+            "mlm_logits": ops.cast(mlm_logits, "float32"),
+            "sop_logits": ops.cast(sop_logits, "float32"),
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # === Metrics ===
+        self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
+        self.sop_loss_tracker = keras.metrics.Mean(name="sop_loss")
+        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+        self.sop_accuracy = keras.metrics.SparseCategoricalAccuracy(name="sop_accuracy")
+
+    @staticmethod
+    def features_to_xy(features):
+        """Official pretraining features -> `(x, y)` for `fit` (use in `tf.data`).
+
+        Reads `input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
+        `masked_lm_ids`, `masked_lm_weights` and `next_sentence_labels` (the
+        SOP label in ALBERT's files).
+        """
+        x = {
+            "token_ids": features["input_ids"],
+            "segment_ids": features["segment_ids"],
+            "padding_mask": features["input_mask"],
+            "mask_positions": features["masked_lm_positions"],
+        }
+        y = {
+            "mask_ids": features["masked_lm_ids"],
+            "mask_weights": features["masked_lm_weights"],
+            "sop_labels": ops.reshape(features["next_sentence_labels"], (-1,)),
+        }
+        return x, y
+
+    def _official_losses(self, y, y_pred):
+        weights = ops.cast(y["mask_weights"], "float32")
+        mlm_ce = keras.losses.sparse_categorical_crossentropy(
+            y["mask_ids"], y_pred["mlm_logits"], from_logits=True
+        )
+        mlm_loss = ops.sum(weights * mlm_ce) / (ops.sum(weights) + 1e-5)
+        sop_ce = keras.losses.sparse_categorical_crossentropy(
+            ops.reshape(y["sop_labels"], (-1,)), y_pred["sop_logits"], from_logits=True
+        )
+        return mlm_loss, ops.mean(sop_ce)
+
+    def compute_loss(
+        self, x=None, y=None, y_pred=None, sample_weight=None, training=True
+    ):
+        if self._compile_loss is not None:
+            return super().compute_loss(x, y, y_pred, sample_weight, training)
+        mlm_loss, sop_loss = self._official_losses(y, y_pred)
+        self.mlm_loss_tracker.update_state(mlm_loss)
+        self.sop_loss_tracker.update_state(sop_loss)
+        total = mlm_loss + sop_loss
+        for loss in self.losses:
+            total = total + ops.cast(loss, total.dtype)
+        return total
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if self._compile_loss is not None:
+            return super().compute_metrics(x, y, y_pred, sample_weight)
+        self.mlm_accuracy.update_state(
+            y["mask_ids"], y_pred["mlm_logits"], sample_weight=y["mask_weights"]
+        )
+        self.sop_accuracy.update_state(
+            ops.reshape(y["sop_labels"], (-1,)), y_pred["sop_logits"]
+        )
+        return self.get_metrics_result()
+
+    @property
+    def metrics(self):
+        return super().metrics + [
+            self.mlm_loss_tracker,
+            self.sop_loss_tracker,
+            self.mlm_accuracy,
+            self.sop_accuracy,
+        ]
