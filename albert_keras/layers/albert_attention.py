@@ -8,7 +8,7 @@ from keras import ops
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertAttention(keras.layers.Layer):
-    """Self-attention sub-block of an ALBERT layer (official `attention_1` + `LayerNorm`).
+    """Self-attention sub-block of an ALBERT layer (`attention_1` + `LayerNorm`).
 
     Query, key, value and output projections are 2-D [H, H] kernels, the shapes
     of the official checkpoint. Padded keys get -10000 added to their scores,

@@ -1,4 +1,4 @@
-"""`SharedTransformerEncoder`: L layers over G parameter groups (cross-layer sharing)."""
+"""`SharedTransformerEncoder`: L layers over G parameter groups."""
 
 import keras
 
