@@ -32,7 +32,7 @@ def official_variable_shapes(config: AlbertConfig, heads=True):
         shapes["bert/encoder/embedding_hidden_mapping_in/kernel"] = (e, h)
         shapes["bert/encoder/embedding_hidden_mapping_in/bias"] = (h,)
     layers = config.num_hidden_layers
-    groups = {int(l / layers * config.num_hidden_groups) for l in range(layers)}
+    groups = {int(n / layers * config.num_hidden_groups) for n in range(layers)}
     for g in groups:
         for inner in range(config.inner_group_num):
             p = f"bert/encoder/transformer/group_{g}/inner_group_{inner}/"
