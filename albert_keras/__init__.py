@@ -2,6 +2,12 @@
 
 __version__ = "0.1.0"
 
+import os as _os
+
+# TensorFlow's C++ INFO/WARNING start-up lines drown what users read; set
+# TF_CPP_MIN_LOG_LEVEL yourself before importing to see them.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
 from albert_keras.config import AlbertConfig
 from albert_keras.models import (
     AlbertBackbone,

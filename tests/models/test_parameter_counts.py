@@ -161,3 +161,24 @@ def test_paper_tables_3_and_4(key):
         official = config.replace(sharing="all", num_hidden_groups=12)
         assert count == size(official_variable_shapes(official, heads=False))
     keras.backend.clear_session()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        dict(),
+        dict(sharing="attention", num_hidden_groups=2),
+        dict(sharing="ffn", inner_group_num=2),
+        dict(sharing="none", embedding_size=64),
+        dict(num_hidden_layers=5, num_hidden_groups=2, inner_group_num=2),
+        # The official float formula leaves group 15 unused here.
+        dict(num_hidden_layers=22, num_hidden_groups=22),
+        dict(embedding_size=64, hidden_size=64),
+    ],
+)
+def test_parameter_table_matches_built_model(changes):
+    from albert_keras.parameter_table import parameter_table
+
+    config = PRESETS["albert_tiny"].replace(**changes)
+    assert parameter_table(config)["total"] == AlbertBackbone(config).count_params()
+    keras.backend.clear_session()

@@ -1,0 +1,110 @@
+"""The `albert-keras` command.
+
+albert-keras info --preset base     parameter table, then a forward pass on text
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+class UserError(Exception):
+    """An error in what the user asked for: printed without a traceback."""
+
+
+def _add_info(subparsers):
+    parser = subparsers.add_parser(
+        "info",
+        help="parameter table of a preset and a forward pass on real text",
+        description=(
+            "Build an ALBERT preset (random weights), print its parameters part "
+            "by part next to BERT of the same size, and run a forward pass on "
+            "sentences of the embedded public-domain corpus."
+        ),
+    )
+    parser.add_argument("--preset", default="base", help="preset name (default: base)")
+    parser.add_argument("--config", help="an albert_config.json instead of a preset")
+    parser.add_argument("--batch", type=int, default=8, help="sentences per batch")
+    parser.add_argument("--length", type=int, default=128, help="sequence length")
+    parser.add_argument("--dtype", default="float32", help="float32 or mixed_bfloat16")
+    parser.set_defaults(run=_run_info)
+
+
+def _run_info(args):
+    from albert_keras.config import AlbertConfig
+    from albert_keras.parameter_table import format_table
+
+    try:
+        if args.config:
+            config = AlbertConfig.from_json_file(args.config)
+        else:
+            config = AlbertConfig.from_preset(args.preset)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from None
+    if args.length > config.max_position_embeddings:
+        raise UserError(
+            f"--length {args.length} exceeds max_position_embeddings="
+            f"{config.max_position_embeddings} of this config."
+        )
+    print(
+        f"ALBERT {args.config or args.preset}: L={config.num_hidden_layers} "
+        f"H={config.hidden_size} E={config.embedding_size} "
+        f"heads={config.num_attention_heads} groups={config.num_hidden_groups} "
+        f"sharing={config.sharing} act={config.hidden_act}"
+    )
+    print(format_table(config))
+
+    import numpy as np
+
+    from albert_keras.models.albert_backbone import AlbertBackbone
+    from albert_keras.sample_text import sample_batch
+
+    backbone = AlbertBackbone(config, dtype=args.dtype)
+    inputs, sentences = sample_batch(args.batch, args.length, config.vocab_size)
+    print(
+        f"\nForward pass on {len(sentences)} sentences of the embedded corpus, "
+        f"e.g. {sentences[0][:70]!r}"
+    )
+    backbone.compile(jit_compile=True)
+    start = time.perf_counter()
+    outputs = backbone.predict_on_batch(inputs)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    outputs = backbone.predict_on_batch(inputs)
+    seconds = time.perf_counter() - start
+    seq = np.asarray(outputs["sequence_output"], "float32")
+    print(
+        f"sequence_output {seq.shape}, pooled_output "
+        f"{tuple(np.shape(outputs['pooled_output']))}, finite: "
+        f"{bool(np.isfinite(seq).all())}"
+    )
+    print(
+        f"compile + first batch {first:.1f} s; then {seconds * 1000:.0f} ms per "
+        f"batch = {args.batch / seconds:.1f} sequences/s ({args.dtype}, XLA)"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="albert-keras",
+        description="ALBERT for Keras 3: inspect, tokenize, pretrain, fine-tune.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_info(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except UserError as e:
+        print(f"albert-keras {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
