@@ -1,0 +1,33 @@
+import numpy as np
+import pytest
+from albert_test_case import max_abs_diff, random_inputs, run_layer_test
+from numpy_ops import attention, f64, randomize
+
+from albert_keras.layers import AlbertAttention
+
+
+def test_matches_numpy_reference_with_padding():
+    layer = AlbertAttention(32, 4, name="attention")
+    x = np.random.default_rng(1).normal(size=(3, 7, 32)).astype("float32")
+    mask = random_inputs(batch=3, length=7)["padding_mask"]
+    layer(x, padding_mask=mask)
+    randomize(layer)
+    out = run_layer_test(layer, (x,), {"padding_mask": mask})
+    assert max_abs_diff(out, attention(layer, f64(x), mask)) < 1e-5
+
+
+def test_padded_keys_do_not_change_real_positions():
+    layer = AlbertAttention(16, 2)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(1, 6, 16)).astype("float32")
+    mask = np.array([[1, 1, 1, 1, 0, 0]])
+    out = np.asarray(layer(x, padding_mask=mask))
+    x2 = x.copy()
+    x2[:, 4:] = rng.normal(size=(1, 2, 16))  # change only the padding
+    out2 = np.asarray(layer(x2, padding_mask=mask))
+    assert max_abs_diff(out[:, :4], out2[:, :4]) < 1e-6
+
+
+def test_heads_must_divide_hidden():
+    with pytest.raises(ValueError, match="hidden_size=30, num_heads=4"):
+        AlbertAttention(30, 4)
