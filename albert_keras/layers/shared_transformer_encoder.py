@@ -88,8 +88,10 @@ class SharedTransformerEncoder(keras.layers.Layer):
         attention_owner, ffn_owner = self._owners()
         attentions, ffns = {}, {}
         self.blocks = []  # unique blocks, in creation order
-        self._block_of = {}  # (layer, inner) -> block
-        owned_blocks = {}  # (owner, inner) -> block, for "all" and "none"
+        # layout[layer][inner] = index into self.blocks; plain ints, so nothing
+        # here is tracked twice (and SavedModel export accepts it).
+        self._layout = [[] for _ in range(num_layers)]
+        owned_blocks = {}  # (owner, inner) -> index, for "all" and "none"
         for layer_index in range(num_layers):
             for inner in range(inner_group_num):
                 a_key = (attention_owner(layer_index), inner)
@@ -108,9 +110,9 @@ class SharedTransformerEncoder(keras.layers.Layer):
                             name=f"group_{key[0]}_inner_group_{key[1]}",
                             **common,
                         )
-                        owned_blocks[key] = block
+                        owned_blocks[key] = len(self.blocks)
                         self.blocks.append(block)
-                    self._block_of[(layer_index, inner)] = owned_blocks[key]
+                    self._layout[layer_index].append(owned_blocks[key])
                     continue
                 if a_key not in attentions:
                     attentions[a_key] = AlbertAttention(
@@ -143,7 +145,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
                     **common,
                 )
                 self.blocks.append(block)
-                self._block_of[(layer_index, inner)] = block
+                self._layout[layer_index].append(len(self.blocks) - 1)
 
     def group_index(self, layer_index):
         """The official group of a layer: `int(l / L * G)` in float arithmetic."""
@@ -165,7 +167,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
 
     def block(self, layer_index, inner_index=0):
         """The `TransformerBlock` that runs inner block `inner_index` of a layer."""
-        return self._block_of[(layer_index, inner_index)]
+        return self.blocks[self._layout[layer_index][inner_index]]
 
     def build(self, input_shape):
         for block in self.blocks:
@@ -177,7 +179,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
         outputs = []
         for layer_index in range(self.num_layers):
             for inner in range(self.inner_group_num):
-                block = self._block_of[(layer_index, inner)]
+                block = self.block(layer_index, inner)
                 x = block(x, padding_mask=padding_mask, training=training)
                 outputs.append(x)
         return outputs if return_all_layers else x
