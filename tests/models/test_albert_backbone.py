@@ -148,7 +148,8 @@ def test_export_serves_without_albert_keras(tmp_path):
         loaded = tf.saved_model.load({path!r})
         x = dict(np.load({str(tmp_path / "inputs.npz")!r}))
         out = loaded.serve({{k: tf.constant(v) for k, v in x.items()}})
-        np.savez({str(tmp_path / "out.npz")!r}, **{{k: v.numpy() for k, v in out.items()}})
+        out = {{k: v.numpy() for k, v in out.items()}}
+        np.savez({str(tmp_path / "out.npz")!r}, **out)
         assert "albert_keras" not in sys.modules
         """
     )
