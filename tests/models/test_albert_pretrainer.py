@@ -1,0 +1,93 @@
+"""AlbertPretrainer: official MLM + SOP loss, fit on official features, save/load."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from albert_test_case import max_abs_diff, random_inputs, run_model_test
+from numpy_ops import randomize
+
+from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+
+CONFIG = AlbertConfig(
+    vocab_size=60,
+    embedding_size=8,
+    hidden_size=16,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=32,
+    max_position_embeddings=16,
+)
+
+
+def official_features(batch=4, length=10, predictions=3, seed=0):
+    """A batch in the official TFRecord feature format."""
+    rng = np.random.default_rng(seed)
+    x = random_inputs(batch=batch, length=length, vocab=60, seed=seed)
+    weights = np.ones((batch, predictions), "float32")
+    weights[1, 2:] = 0.0  # a padded prediction slot
+    return {
+        "input_ids": x["token_ids"],
+        "input_mask": x["padding_mask"],
+        "segment_ids": x["segment_ids"],
+        "masked_lm_positions": rng.integers(1, 6, (batch, predictions)).astype("int32"),
+        "masked_lm_ids": rng.integers(0, 60, (batch, predictions)).astype("int32"),
+        "masked_lm_weights": weights,
+        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype("int32"),
+    }
+
+
+def log_softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+def test_loss_is_the_official_formula():
+    model = AlbertPretrainer(AlbertBackbone(CONFIG))
+    randomize(model, seed=1, scale=0.3)
+    x, y = AlbertPretrainer.features_to_xy(official_features())
+    y = keras.tree.map_structure(np.asarray, y)
+    pred = model(x)
+    mlm_lp = log_softmax(np.asarray(pred["mlm_logits"], "float64"))
+    mlm_ce = -np.take_along_axis(mlm_lp, y["mask_ids"][..., None], -1)[..., 0]
+    w = y["mask_weights"]
+    mlm = (w * mlm_ce).sum() / (w.sum() + 1e-5)
+    sop_lp = log_softmax(np.asarray(pred["sop_logits"], "float64"))
+    sop = -np.take_along_axis(sop_lp, y["sop_labels"][:, None], -1).mean()
+    model.compile(optimizer="sgd")
+    total = model.compute_loss(x, y, pred)
+    assert abs(float(total) - (mlm + sop)) < 1e-5
+    assert abs(float(model.mlm_loss_tracker.result()) - mlm) < 1e-5
+
+
+def test_fit_on_official_features_lowers_the_loss():
+    model = AlbertPretrainer(AlbertBackbone(CONFIG))
+    model.compile(optimizer=keras.optimizers.Lamb(5e-2), jit_compile=True)
+    features = official_features(batch=8)
+    dataset = (
+        tf.data.Dataset.from_tensor_slices(features)
+        .batch(8)
+        .map(AlbertPretrainer.features_to_xy)
+        .repeat()
+    )
+    history = model.fit(dataset, steps_per_epoch=5, epochs=4, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < losses[0] - 0.1
+    for key in ("mlm_loss", "sop_loss", "mlm_accuracy", "sop_accuracy"):
+        assert key in history.history
+    evaluated = model.evaluate(dataset, steps=1, verbose=0, return_dict=True)
+    assert "mlm_accuracy" in evaluated
+
+
+def test_save_load_and_heads():
+    model = AlbertPretrainer(AlbertBackbone(CONFIG))
+    x, _ = AlbertPretrainer.features_to_xy(official_features())
+    run_model_test(model, x)
+    assert model.mlm_head.embedding_layer is model.backbone.embeddings
+    out = model(x)
+    assert out["mlm_logits"].shape == (4, 3, 60)
+    assert out["sop_logits"].shape == (4, 2)
+    # Backbone weights are shared, not copied, inside the pretrainer.
+    assert model.count_params() == model.backbone.count_params() + (
+        16 * 8 + 8 + 2 * 8 + 60 + 2 * 16 + 2
+    )
+    assert max_abs_diff(model(x)["sop_logits"], out["sop_logits"]) == 0.0

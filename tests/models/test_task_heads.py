@@ -1,0 +1,83 @@
+"""Classifier, span QA and multiple choice: numbers of the heads, fit, save/load."""
+
+import keras
+import numpy as np
+import pytest
+from albert_test_case import max_abs_diff, random_inputs, run_model_test
+from numpy_ops import f64, randomize
+
+from albert_keras import (
+    AlbertBackbone,
+    AlbertClassifier,
+    AlbertConfig,
+    AlbertMultipleChoice,
+    AlbertSpanQA,
+)
+
+CONFIG = AlbertConfig(
+    vocab_size=60,
+    embedding_size=8,
+    hidden_size=16,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=32,
+    max_position_embeddings=16,
+)
+
+
+def test_classifier_head_and_fit():
+    model = AlbertClassifier(AlbertBackbone(CONFIG), num_classes=3)
+    randomize(model, seed=2)
+    x = random_inputs(batch=4, length=8, vocab=60)
+    pooled = np.asarray(model.backbone(x)["pooled_output"], "float64")
+    expected = pooled @ f64(model.classifier.kernel) + f64(model.classifier.bias)
+    assert max_abs_diff(model(x)["logits"], expected) < 1e-5
+    # Plain y (not a dict) works with `fit`, as users write it.
+    run_model_test(
+        model,
+        x,
+        np.array([0, 1, 2, 1]),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+
+
+def test_regression():
+    model = AlbertClassifier(AlbertBackbone(CONFIG), num_classes=1)
+    x = random_inputs(batch=4, length=8, vocab=60)
+    history = run_model_test(model, x, np.array([0.5, 1.0, 4.5, 3.0]), loss="mse")
+    assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_bad_num_classes():
+    with pytest.raises(ValueError, match="num_classes=0"):
+        AlbertClassifier(AlbertBackbone(CONFIG), num_classes=0)
+
+
+def test_span_qa():
+    model = AlbertSpanQA(AlbertBackbone(CONFIG))
+    randomize(model, seed=3)
+    x = random_inputs(batch=2, length=8, vocab=60)
+    seq = np.asarray(model.backbone(x)["sequence_output"], "float64")
+    logits = seq @ f64(model.span_head.kernel) + f64(model.span_head.bias)
+    out = model(x)
+    assert max_abs_diff(out["start_logits"], logits[..., 0]) < 1e-5
+    assert max_abs_diff(out["end_logits"], logits[..., 1]) < 1e-5
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    y = {"start_logits": np.array([1, 2]), "end_logits": np.array([3, 4])}
+    run_model_test(model, x, y, loss=loss)
+
+
+def test_multiple_choice():
+    model = AlbertMultipleChoice(AlbertBackbone(CONFIG), num_choices=3)
+    randomize(model, seed=4)
+    flat = random_inputs(batch=6, length=8, vocab=60)
+    x = {k: v.reshape(2, 3, 8) for k, v in flat.items()}
+    pooled = np.asarray(model.backbone(flat)["pooled_output"], "float64")
+    scores = pooled @ f64(model.choice_head.kernel) + f64(model.choice_head.bias)
+    assert max_abs_diff(model(x)["logits"], scores.reshape(2, 3)) < 1e-5
+    run_model_test(
+        model,
+        x,
+        np.array([0, 2]),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
