@@ -1,0 +1,37 @@
+"""`NanGuard`: stop at the first non-finite loss, keep the last good checkpoint."""
+
+from __future__ import annotations
+
+import math
+
+import keras
+
+
+class NanGuard(keras.callbacks.Callback):
+    """Stops training when the loss is NaN or infinite.
+
+    Sets `model.nan_detected` (so `PretrainingCheckpoint` does not save the
+    bad weights) and `model.stop_training`, and prints which step failed and
+    what to try. Put it before the checkpoint callback.
+
+    Example:
+    >>> guard = NanGuard()
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.failed_step = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or math.isfinite(float(loss)):
+            return
+        self.failed_step = int(self.model.optimizer.iterations.numpy())
+        self.model.nan_detected = True
+        self.model.stop_training = True
+        print(
+            f"\nNanGuard: the loss became {loss} at step {self.failed_step}; "
+            "training stopped and the last good checkpoint is kept. Lower the "
+            "learning rate, raise the warmup, or check the input data, then "
+            "run the same command again to resume from that checkpoint."
+        )

@@ -1,0 +1,58 @@
+"""LAMB and AdamW as ALBERT trains with them (Keras 3 optimizers)."""
+
+from __future__ import annotations
+
+import keras
+
+from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
+
+# Official `exclude_from_weight_decay`: LayerNorm parameters and biases.
+NO_DECAY = ["gamma", "beta", "bias"]
+
+
+def create_optimizer(
+    name: str = "lamb",
+    learning_rate: float = 0.00176,
+    num_train_steps: int = 125_000,
+    num_warmup_steps: int = 3125,
+    weight_decay: float = 0.01,
+    epsilon: float = 1e-6,
+    clipnorm: float | None = 1.0,
+):
+    """The pretraining (LAMB) or fine-tuning (AdamW) optimizer with its schedule.
+
+    Linear warmup then linear decay, weight decay 0.01 on everything but
+    LayerNorm parameters and biases, epsilon 1e-6 and global-norm clipping
+    1.0, as the official `optimization.create_optimizer` sets them. Built on
+    `keras.optimizers.Lamb` / `AdamW` (the TF Addons package is end-of-life).
+
+    Args:
+        name: "lamb" or "adamw".
+        learning_rate: peak rate (the paper: 0.00176 for batch 4096).
+        num_train_steps: total steps; the rate decays to 0 at the end.
+        num_warmup_steps: linear warmup steps.
+        weight_decay: decoupled weight decay rate.
+        epsilon: epsilon of the second-moment denominator.
+        clipnorm: global-norm clipping, or None.
+
+    Example:
+    >>> optimizer = create_optimizer("lamb", 1e-3, 1000, 100)
+    >>> type(optimizer).__name__
+    'Lamb'
+    """
+    schedule = WarmupPolynomialDecay(
+        learning_rate, decay_steps=num_train_steps, warmup_steps=num_warmup_steps
+    )
+    classes = {"lamb": keras.optimizers.Lamb, "adamw": keras.optimizers.AdamW}
+    if name not in classes:
+        raise ValueError(
+            f"Unknown optimizer. Received: {name!r}. Allowed: {', '.join(classes)}"
+        )
+    optimizer = classes[name](
+        learning_rate=schedule,
+        weight_decay=weight_decay,
+        epsilon=epsilon,
+        global_clipnorm=clipnorm,
+    )
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY)
+    return optimizer

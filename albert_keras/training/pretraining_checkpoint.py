@@ -1,0 +1,115 @@
+"""`PretrainingCheckpoint`: save every N steps, keep the last k, resume after a kill."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+
+class PretrainingCheckpoint(keras.callbacks.Callback):
+    """Model + optimizer checkpoints every `save_every` steps; `restore()` resumes.
+
+    The optimizer's `iterations` is the global step, so the learning-rate
+    schedule resumes where it was; `restore()` returns that step so the caller
+    can skip the data already seen (the pipeline is deterministic). Under
+    `MultiWorkerMirroredStrategy` every worker saves (the save is a collective)
+    but only the chief keeps its files. Nothing non-finite is ever saved: a
+    save is skipped when the loss or any weight is NaN/inf, or after
+    `NanGuard` stopped the run, so the newest checkpoint is the last good one.
+
+    Args:
+        directory: where checkpoints go.
+        save_every: steps between checkpoints.
+        keep: how many checkpoints to keep.
+
+    Example:
+    >>> callback = PretrainingCheckpoint("/tmp/ckpt", save_every=100, keep=3)
+    """
+
+    def __init__(self, directory: str, save_every: int = 1000, keep: int = 3):
+        super().__init__()
+        if save_every < 1:
+            raise ValueError(
+                f"`save_every` must be >= 1. Received: save_every={save_every}"
+            )
+        self.directory = directory
+        self.save_every = save_every
+        self.keep = keep
+        self._manager = None
+        self._last_saved = None
+
+    def _is_chief(self):
+        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        task_type = resolver.task_type
+        return task_type in (None, "chief") or (
+            task_type == "worker"
+            and resolver.task_id == 0
+            and "chief" not in resolver.cluster_spec().as_dict()
+        )
+
+    def _get_manager(self, model):
+        if self._manager is None:
+            directory = self.directory
+            if not self._is_chief():
+                directory = tempfile.mkdtemp(prefix="albert_worker_ckpt_")
+            checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+            self._manager = tf.train.CheckpointManager(
+                checkpoint, directory, max_to_keep=self.keep
+            )
+        return self._manager
+
+    def restore(self, model) -> int:
+        """Restores the newest checkpoint, if any; returns the global step."""
+        if model.optimizer is not None and not model.optimizer.built:
+            model.optimizer.build(model.trainable_variables)
+        manager = self._get_manager(model)
+        if manager.latest_checkpoint:
+            manager.checkpoint.restore(
+                manager.latest_checkpoint
+            ).assert_existing_objects_matched()
+        step = int(model.optimizer.iterations.numpy())
+        self._last_saved = step
+        return step
+
+    def _finite(self, logs):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.isfinite(float(loss)):
+            return False
+        return all(
+            bool(tf.reduce_all(tf.math.is_finite(w.value))) for w in self.model.weights
+        )
+
+    def _save(self, logs=None):
+        if getattr(self.model, "nan_detected", False):
+            return
+        step = int(self.model.optimizer.iterations.numpy())
+        if step == self._last_saved or not self._finite(logs):
+            return
+        self._get_manager(self.model).save(checkpoint_number=step)
+        self._last_saved = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        if step % self.save_every == 0:
+            self._save(logs)
+
+    def on_train_end(self, logs=None):
+        self._save()
+        if not self._is_chief() and self._manager is not None:
+            tf.io.gfile.rmtree(self._manager.directory)
+
+    @property
+    def latest(self):
+        return tf.train.latest_checkpoint(self.directory)
+
+
+def checkpoint_files(directory):
+    """The checkpoint prefixes in a directory, oldest first."""
+    state = tf.train.get_checkpoint_state(directory)
+    if state is None:
+        return []
+    return [os.path.basename(p) for p in state.all_model_checkpoint_paths]
