@@ -93,12 +93,50 @@ class AlbertPretrainer(TaskModel):
         }
         return x, y
 
+    @staticmethod
+    def _num_replicas():
+        if keras.backend.backend() != "tensorflow":
+            return 1
+        import tensorflow as tf
+
+        return tf.distribute.get_strategy().num_replicas_in_sync
+
+    def _add_global_weight_total(self, data):
+        """Adds the all-replica sum of `mask_weights` to `y` (outside XLA).
+
+        The official MLM loss divides by the number of real predictions in the
+        batch; with several replicas each sees part of the batch, so the
+        denominator must be the global count for a replicated run to give
+        the same loss and gradients as one device.
+        """
+        if self._num_replicas() == 1:
+            return data
+        import tensorflow as tf
+
+        x, y = data[0], data[1]
+        total = tf.reduce_sum(tf.cast(y["mask_weights"], "float32"))
+        total = tf.distribute.get_replica_context().all_reduce("sum", total)
+        return (x, dict(y, mask_weight_total=total), *data[2:])
+
+    def train_step(self, data):
+        return super().train_step(self._add_global_weight_total(data))
+
+    def test_step(self, data):
+        return super().test_step(self._add_global_weight_total(data))
+
     def _official_losses(self, y, y_pred):
         weights = ops.cast(y["mask_weights"], "float32")
         mlm_ce = keras.losses.sparse_categorical_crossentropy(
             y["mask_ids"], y_pred["mlm_logits"], from_logits=True
         )
-        mlm_loss = ops.sum(weights * mlm_ce) / (ops.sum(weights) + 1e-5)
+        replicas = self._num_replicas()
+        if "mask_weight_total" in y:
+            # Each replica's share of the global mean, scaled back up by the
+            # replica count (Keras divides the loss by it before summing).
+            denominator = (y["mask_weight_total"] + 1e-5) / replicas
+        else:
+            denominator = ops.sum(weights) + 1e-5
+        mlm_loss = ops.sum(weights * mlm_ce) / denominator
         sop_ce = keras.losses.sparse_categorical_crossentropy(
             ops.reshape(y["sop_labels"], (-1,)), y_pred["sop_logits"], from_logits=True
         )
@@ -115,7 +153,9 @@ class AlbertPretrainer(TaskModel):
         total = mlm_loss + sop_loss
         for loss in self.losses:
             total = total + ops.cast(loss, total.dtype)
-        return total
+        # As Keras's own losses do: divide by the replica count, since the
+        # strategy sums the replicas' gradients.
+        return total / self._num_replicas()
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         if self._compile_loss is not None:

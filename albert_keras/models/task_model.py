@@ -5,13 +5,75 @@ from __future__ import annotations
 import keras
 
 
+def _replicated_non_tpu_strategy():
+    """The current `tf.distribute` strategy if it spans several non-TPU devices."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    import tensorflow as tf
+
+    strategy = tf.distribute.get_strategy()
+    if strategy.num_replicas_in_sync < 2 or isinstance(
+        strategy, tf.distribute.TPUStrategy
+    ):
+        return None
+    return strategy
+
+
 class TaskModel(keras.Model):
     """Base of the task models: a functional model over an `AlbertBackbone`.
 
     Subclasses build their head in `__init__` and call `super().__init__` with
     functional inputs and outputs; serialization stores the backbone and the
     subclass's own arguments (`_task_config`).
+
+    `jit_compile=True` under a multi-device strategy other than TPU: Keras
+    compiles the whole step, `strategy.run` included, into one XLA cluster,
+    which fails on GPUs and CPUs ("variable on CPU:1 accessed from CPU:0", the
+    failure keras-hub's models have). Task models instead compile each
+    replica's forward and backward pass with XLA and leave the all-reduce and
+    the optimizer update to the strategy.
     """
+
+    def compile(self, *args, jit_compile="auto", **kwargs):
+        super().compile(*args, jit_compile=jit_compile, **kwargs)
+        self._per_replica_xla = False
+        if self.jit_compile and _replicated_non_tpu_strategy() is not None:
+            self.jit_compile = False
+            self._per_replica_xla = True
+            self._xla_gradients = None
+
+    def _gradients(self, x, y, sample_weight):
+        # Mirrors Keras's TensorFlow `train_step` up to the gradients.
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self._compute_loss(
+                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
+            )
+            scaled = self.optimizer.scale_loss(loss)
+        gradients = tape.gradient(scaled, self.trainable_weights)
+        return loss, y_pred, gradients
+
+    def train_step(self, data):
+        if not getattr(self, "_per_replica_xla", False):
+            return super().train_step(data)
+        import tensorflow as tf
+        from keras.src.losses import loss as loss_module
+        from keras.src.trainers.data_adapters import data_adapter_utils
+
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        if self._xla_gradients is None:
+            self._xla_gradients = tf.function(self._gradients, jit_compile=True)
+        loss, y_pred, gradients = self._xla_gradients(x, y, sample_weight)
+        self._loss_tracker.update_state(
+            loss_module.unscale_loss_for_distribution(loss),
+            sample_weight=tf.shape(keras.tree.flatten(x)[0])[0],
+        )
+        self.optimizer.apply_gradients(
+            zip(gradients, self.trainable_weights, strict=True)
+        )
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     @staticmethod
     def backbone_inputs():

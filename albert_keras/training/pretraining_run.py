@@ -1,0 +1,191 @@
+"""`run_pretraining`: MLM + SOP training under a `tf.distribute` strategy."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from albert_keras.config import AlbertConfig
+from albert_keras.models.albert_backbone import AlbertBackbone
+from albert_keras.models.albert_pretrainer import AlbertPretrainer
+from albert_keras.training.loss_curve_plot import LossCurvePlot
+from albert_keras.training.nan_guard import NanGuard
+from albert_keras.training.optimizers import create_optimizer
+from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
+from albert_keras.training.throughput_logger import ThroughputLogger
+
+
+def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None:
+    """The official `init_from_group0`: every group starts from the source's group 0.
+
+    Embeddings and heads are copied as they are; block (g, i) of the target
+    gets the values of the source's block for layer 0, inner group i.
+    """
+    if source.backbone.config.inner_group_num != target.backbone.config.inner_group_num:
+        raise ValueError(
+            "init_from_group0 needs the same `inner_group_num` in both configs. "
+            f"Received: {source.backbone.config.inner_group_num} and "
+            f"{target.backbone.config.inner_group_num}"
+        )
+    pairs = [
+        (source.backbone.embeddings, target.backbone.embeddings),
+        (source.backbone.pooler, target.backbone.pooler),
+        (source.mlm_head, target.mlm_head),
+        (source.sop_head, target.sop_head),
+    ]
+    encoder = target.backbone.encoder
+    for layer in range(encoder.num_layers):
+        for inner in range(encoder.inner_group_num):
+            pairs.append(
+                (source.backbone.encoder.block(0, inner), encoder.block(layer, inner))
+            )
+    for src, dst in pairs:
+        # The MLM head tracks the tied word embeddings too: assigned twice,
+        # with the same value.
+        for d, s in zip(dst.weights, src.weights, strict=True):
+            d.assign(s)
+
+
+def run_pretraining(
+    train_dataset: Callable[[int], tf.data.Dataset],
+    config: AlbertConfig,
+    output_dir: str,
+    *,
+    strategy: tf.distribute.Strategy | None = None,
+    global_batch_size: int = 64,
+    sequence_length: int = 128,
+    num_train_steps: int = 1000,
+    num_warmup_steps: int = 100,
+    learning_rate: float = 0.00176,
+    steps_per_epoch: int = 100,
+    save_every: int = 100,
+    keep_checkpoints: int = 3,
+    steps_per_execution: int = 1,
+    jit_compile: bool = True,
+    dtype: str | None = None,
+    eval_dataset: tf.data.Dataset | None = None,
+    eval_steps: int | None = None,
+    init_model: AlbertPretrainer | None = None,
+    init_from_group0: bool = False,
+    verbose: int | str = "auto",
+) -> dict:
+    """Pretrains (or resumes pretraining) and returns the final metrics.
+
+    Args:
+        train_dataset: a function `skip_steps -> tf.data.Dataset` of batched
+            official features, already skipping `skip_steps` batches, so a
+            resumed run continues where the data stopped. Batches are global
+            (the strategy splits them across replicas).
+        config: the model config.
+        output_dir: checkpoints (`checkpoints/`), TensorBoard logs (`logs/`),
+            `history.csv`, `curves.png` and the final `metrics.json`.
+        strategy: a `tf.distribute.Strategy` (default: the current one).
+        global_batch_size, sequence_length: for the throughput numbers.
+        num_train_steps, num_warmup_steps, learning_rate: LAMB schedule.
+        steps_per_epoch: steps per Keras epoch (one progress bar and one
+            point of the curves each).
+        save_every, keep_checkpoints: checkpoint frequency and retention.
+        steps_per_execution: steps per compiled call (TPU throughput).
+        jit_compile: XLA.
+        dtype: dtype policy of the model, e.g. "mixed_bfloat16".
+        eval_dataset, eval_steps: held-out batches evaluated each epoch.
+        init_model: a pretrainer to start from (continued pretraining),
+            e.g. converted from an official checkpoint.
+        init_from_group0: copy `init_model`'s group 0 into every group.
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    os.makedirs(output_dir, exist_ok=True)
+    with strategy.scope():
+        model = AlbertPretrainer(AlbertBackbone(config, dtype=dtype))
+        model.compile(
+            optimizer=create_optimizer(
+                "lamb", learning_rate, num_train_steps, num_warmup_steps
+            ),
+            jit_compile=jit_compile,
+            steps_per_execution=steps_per_execution,
+        )
+        model.optimizer.build(model.trainable_variables)
+    checkpoint = PretrainingCheckpoint(
+        os.path.join(output_dir, "checkpoints"), save_every, keep_checkpoints
+    )
+    step = checkpoint.restore(model)
+    if step == 0 and init_model is not None:
+        if init_from_group0:
+            copy_from_group0(init_model, model)
+        else:
+            model.set_weights(init_model.get_weights())
+    if step >= num_train_steps:
+        print(f"Already trained for {step} steps (num_train_steps={num_train_steps}).")
+    elif step:
+        print(f"Resuming from step {step} ({checkpoint.latest}).")
+    plot = LossCurvePlot(
+        os.path.join(output_dir, "curves.png"),
+        title=f"ALBERT pretraining, {config.hidden_size}H",
+    )
+    callbacks = [
+        NanGuard(),
+        checkpoint,
+        ThroughputLogger(global_batch_size, sequence_length),
+        keras.callbacks.CSVLogger(
+            os.path.join(output_dir, "history.csv"), append=step > 0
+        ),
+        keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
+        plot,
+    ]
+    epochs = -(-num_train_steps // steps_per_epoch)
+    start = time.perf_counter()
+    if step < num_train_steps:
+        model.fit(
+            train_dataset(step).map(AlbertPretrainer.features_to_xy),
+            epochs=epochs,
+            initial_epoch=step // steps_per_epoch,
+            steps_per_epoch=steps_per_epoch,
+            validation_data=(
+                eval_dataset.map(AlbertPretrainer.features_to_xy)
+                if eval_dataset is not None
+                else None
+            ),
+            validation_steps=eval_steps,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
+    seconds = time.perf_counter() - start
+    metrics = {
+        "global_step": int(model.optimizer.iterations.numpy()),
+        "train_seconds": seconds,
+        "nan_detected": bool(getattr(model, "nan_detected", False)),
+    }
+    if eval_dataset is not None:
+        evaluated = model.evaluate(
+            eval_dataset.map(AlbertPretrainer.features_to_xy),
+            steps=eval_steps,
+            verbose=0,
+            return_dict=True,
+        )
+        metrics.update({f"eval_{k}": float(v) for k, v in evaluated.items()})
+    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=2)
+    model.save(os.path.join(output_dir, "pretrainer.keras"))
+    metrics["model"] = model
+    return metrics
+
+
+def unigram_accuracy(dataset: tf.data.Dataset, steps: int | None = None) -> float:
+    """MLM accuracy of always predicting the most frequent masked token (a baseline)."""
+    counts: dict[int, float] = {}
+    total = 0.0
+    for i, features in enumerate(dataset):
+        if steps is not None and i >= steps:
+            break
+        ids = np.asarray(features["masked_lm_ids"]).ravel()
+        weights = np.asarray(features["masked_lm_weights"]).ravel()
+        for token, weight in zip(ids, weights, strict=True):
+            counts[int(token)] = counts.get(int(token), 0.0) + float(weight)
+        total += float(weights.sum())
+    return max(counts.values()) / total if total else 0.0
