@@ -42,6 +42,29 @@ class TaskModel(keras.Model):
             self._per_replica_xla = True
             self._xla_gradients = None
 
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras 3 builds from the first batch reduced with `strategy.reduce`
+        # over the whole nested batch, which MultiWorkerMirroredStrategy
+        # rejects ("Attempt to convert a value ({'token_ids': PerReplica..."):
+        # only the shapes matter, so take the local replica's values.
+        import tensorflow as tf  # only the TensorFlow trainer calls this
+
+        mwms = tf.distribute.MultiWorkerMirroredStrategy
+        if iterator is not None and isinstance(self.distribute_strategy, mwms):
+            for _, _, it in iterator:
+                batch = next(it)
+                data_batch = keras.tree.map_structure(
+                    lambda v: (
+                        self.distribute_strategy.experimental_local_results(v)[0]
+                        if isinstance(v, tf.distribute.DistributedValues)
+                        else v
+                    ),
+                    batch,
+                )
+                break
+            iterator = None
+        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
     def _gradients(self, x, y, sample_weight):
         # Mirrors Keras's TensorFlow `train_step` up to the gradients.
         import tensorflow as tf
@@ -55,9 +78,28 @@ class TaskModel(keras.Model):
         gradients = tape.gradient(scaled, self.trainable_weights)
         return loss, y_pred, gradients
 
+    def _for_multi_worker_reduce(self, logs):
+        # Keras reduces step outputs under MultiWorkerMirroredStrategy with
+        # `strategy.reduce("MEAN", v, axis=0)`, which fails on the scalar
+        # metrics ("Invalid reduction dimension 0 for input with 0
+        # dimensions"). As vectors of one element they reduce to the mean
+        # over all workers.
+        if keras.backend.backend() != "tensorflow":
+            return logs
+        import tensorflow as tf
+
+        if not isinstance(
+            self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy
+        ):
+            return logs
+        return keras.tree.map_structure(lambda v: tf.reshape(v, [1]), logs)
+
+    def test_step(self, data):
+        return self._for_multi_worker_reduce(super().test_step(data))
+
     def train_step(self, data):
         if not getattr(self, "_per_replica_xla", False):
-            return super().train_step(data)
+            return self._for_multi_worker_reduce(super().train_step(data))
         import tensorflow as tf
         from keras.src.losses import loss as loss_module
         from keras.src.trainers.data_adapters import data_adapter_utils
@@ -73,7 +115,8 @@ class TaskModel(keras.Model):
         self.optimizer.apply_gradients(
             zip(gradients, self.trainable_weights, strict=True)
         )
-        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+        logs = self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+        return self._for_multi_worker_reduce(logs)
 
     @staticmethod
     def backbone_inputs():

@@ -9,6 +9,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.training.strategies import is_chief
+
 
 class PretrainingCheckpoint(keras.callbacks.Callback):
     """Model + optimizer checkpoints every `save_every` steps; `restore()` resumes.
@@ -42,19 +44,10 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         self._manager = None
         self._last_saved = None
 
-    def _is_chief(self):
-        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-        task_type = resolver.task_type
-        return task_type in (None, "chief") or (
-            task_type == "worker"
-            and resolver.task_id == 0
-            and "chief" not in resolver.cluster_spec().as_dict()
-        )
-
     def _get_manager(self, model):
         if self._manager is None:
             directory = self.directory
-            if not self._is_chief():
+            if not is_chief():
                 directory = tempfile.mkdtemp(prefix="albert_worker_ckpt_")
             checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
             self._manager = tf.train.CheckpointManager(
@@ -67,10 +60,11 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         manager = self._get_manager(model)
-        if manager.latest_checkpoint:
-            manager.checkpoint.restore(
-                manager.latest_checkpoint
-            ).assert_existing_objects_matched()
+        # Every worker restores the chief's newest checkpoint (a shared
+        # directory), whatever directory it saves into.
+        latest = tf.train.latest_checkpoint(self.directory)
+        if latest:
+            manager.checkpoint.restore(latest).assert_existing_objects_matched()
         step = int(model.optimizer.iterations.numpy())
         self._last_saved = step
         return step
@@ -99,7 +93,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         self._save()
-        if not self._is_chief() and self._manager is not None:
+        if not is_chief() and self._manager is not None:
             tf.io.gfile.rmtree(self._manager.directory)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
+from albert_keras.training.strategies import is_chief
 from albert_keras.training.throughput_logger import ThroughputLogger
 
 
@@ -73,6 +75,7 @@ def run_pretraining(
     eval_steps: int | None = None,
     init_model: AlbertPretrainer | None = None,
     init_from_group0: bool = False,
+    extra_callbacks: list | None = None,
     verbose: int | str = "auto",
 ) -> dict:
     """Pretrains (or resumes pretraining) and returns the final metrics.
@@ -98,8 +101,15 @@ def run_pretraining(
         init_model: a pretrainer to start from (continued pretraining),
             e.g. converted from an official checkpoint.
         init_from_group0: copy `init_model`'s group 0 into every group.
+        extra_callbacks: more Keras callbacks, run after ours.
+        verbose: Keras `fit` verbosity.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    checkpoint_dir = os.path.join(output_dir, "checkpoints")
+    if not is_chief():
+        # Workers other than the chief run the same callbacks (checkpoint
+        # saves are collective) but write their files somewhere private.
+        output_dir = tempfile.mkdtemp(prefix="albert_worker_")
     os.makedirs(output_dir, exist_ok=True)
     with strategy.scope():
         model = AlbertPretrainer(AlbertBackbone(config, dtype=dtype))
@@ -111,9 +121,7 @@ def run_pretraining(
             steps_per_execution=steps_per_execution,
         )
         model.optimizer.build(model.trainable_variables)
-    checkpoint = PretrainingCheckpoint(
-        os.path.join(output_dir, "checkpoints"), save_every, keep_checkpoints
-    )
+    checkpoint = PretrainingCheckpoint(checkpoint_dir, save_every, keep_checkpoints)
     step = checkpoint.restore(model)
     if step == 0 and init_model is not None:
         if init_from_group0:
@@ -137,6 +145,7 @@ def run_pretraining(
         ),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         plot,
+        *(extra_callbacks or []),
     ]
     epochs = -(-num_train_steps // steps_per_epoch)
     start = time.perf_counter()

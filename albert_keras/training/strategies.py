@@ -45,3 +45,17 @@ def get_strategy(name: str = "auto", tpu: str | None = None):
     if len(gpus) > 1:
         return tf.distribute.MirroredStrategy()
     return tf.distribute.get_strategy()
+
+
+def is_chief() -> bool:
+    """Whether this process is the chief of a `TF_CONFIG` cluster (or alone).
+
+    The chief is the task of type "chief", or worker 0 when the cluster has no
+    chief, as `MultiWorkerMirroredStrategy` defines it.
+    """
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    task_type = resolver.task_type
+    if task_type in (None, "", "chief"):
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return task_type == "worker" and resolver.task_id == 0 and not has_chief
