@@ -8,6 +8,7 @@ from keras import ops
 from albert_keras.config import AlbertConfig
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
+from albert_keras.models.input_selection import select_inputs
 
 
 def as_config(config) -> AlbertConfig:
@@ -104,6 +105,9 @@ class AlbertBackbone(keras.Model):
         )
         # === Config ===
         self.config = config
+
+    def call(self, inputs, training=None, mask=None):
+        return super().call(select_inputs(self, inputs), training=training, mask=mask)
 
     def get_config(self):
         return {

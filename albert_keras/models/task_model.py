@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keras
 
+from albert_keras.models.input_selection import select_inputs
+
 
 def _replicated_non_tpu_strategy():
     """The current `tf.distribute` strategy if it spans several non-TPU devices."""
@@ -125,6 +127,9 @@ class TaskModel(keras.Model):
             "segment_ids": keras.Input((None,), dtype="int32", name="segment_ids"),
             "padding_mask": keras.Input((None,), dtype="int32", name="padding_mask"),
         }
+
+    def call(self, inputs, training=None, mask=None):
+        return super().call(select_inputs(self, inputs), training=training, mask=mask)
 
     def _task_config(self) -> dict:
         return {}

@@ -158,3 +158,14 @@ def test_export_serves_without_albert_keras(tmp_path):
     served = np.load(tmp_path / "out.npz")
     for key in ("sequence_output", "pooled_output"):
         assert max_abs_diff(served[key], expected[key]) < 1e-5
+
+
+def test_dict_inputs_are_matched_by_name_not_position():
+    backbone = AlbertBackbone(AlbertConfig(**TINY))
+    x = random_inputs(batch=2, length=8, vocab=80)
+    expected = backbone(x)["sequence_output"]
+    # An extra key that sorts first must not shift the others.
+    with_extra = dict(x, aaa_extra=np.zeros((2, 3), "int32"))
+    assert max_abs_diff(backbone(with_extra)["sequence_output"], expected) == 0.0
+    with pytest.raises(ValueError, match=r"missing input\(s\) \['padding_mask'\]"):
+        backbone({k: v for k, v in x.items() if k != "padding_mask"})

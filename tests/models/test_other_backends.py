@@ -1,0 +1,64 @@
+"""The layers are `keras.ops` only: the JAX backend gives the TensorFlow numbers."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from albert_test_case import max_abs_diff, random_inputs
+from numpy_ops import randomize
+
+from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "backend_forward.py")
+
+
+@pytest.mark.parametrize("sharing", ["all", "ffn"])
+def test_jax_backend_matches_tensorflow(tmp_path, sharing):
+    if importlib.util.find_spec("jax") is None:
+        pytest.fail("jax is part of the test extras: pip install -e '.[test]'")
+    config = AlbertConfig(
+        vocab_size=70,
+        embedding_size=8,
+        hidden_size=16,
+        num_hidden_layers=3,
+        num_hidden_groups=1,
+        inner_group_num=2,
+        num_attention_heads=4,
+        intermediate_size=24,
+        max_position_embeddings=16,
+        sharing=sharing,
+    )
+    model = AlbertPretrainer(AlbertBackbone(config))
+    randomize(model, seed=11, scale=0.3)
+    x = random_inputs(batch=3, length=9, vocab=70)
+    x["mask_positions"] = np.array([[1, 2], [3, 4], [0, 5]], "int32")
+    expected = model(x)
+    expected_seq = model.backbone(x)
+    (tmp_path / "config.json").write_text(json.dumps(config.to_dict()))
+    np.savez(
+        tmp_path / "w.npz", **{f"w{i}": w for i, w in enumerate(model.get_weights())}
+    )
+    np.savez(tmp_path / "x.npz", **x)
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    subprocess.run(
+        [
+            sys.executable,
+            SCRIPT,
+            str(tmp_path / "config.json"),
+            str(tmp_path / "w.npz"),
+            str(tmp_path / "x.npz"),
+            str(tmp_path / "out.npz"),
+        ],
+        check=True,
+        env=env,
+    )
+    out = np.load(tmp_path / "out.npz")
+    assert str(out["backend"]) == "jax"
+    for key in ("sequence_output", "pooled_output"):
+        assert max_abs_diff(out[key], expected_seq[key]) < 1e-5
+    for key in ("mlm_logits", "sop_logits"):
+        assert max_abs_diff(out[key], expected[key]) < 1e-4
