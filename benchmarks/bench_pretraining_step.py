@@ -54,14 +54,21 @@ def synthetic(batch, length, predictions, steps, seed=0):
     return x, ids, weights, sop
 
 
-def time_fit(model, dataset, steps, repeats):
-    model.fit(dataset, steps_per_epoch=3, epochs=1, verbose=0)  # compile + warm up
-    rates = []
+def time_fits(runs, steps, repeats):
+    """Median steps/s of each (model, dataset), measured in alternating rounds.
+
+    Alternating keeps slow drifts of a shared 2-core machine from favouring
+    whichever model runs last.
+    """
+    for model, dataset in runs:
+        model.fit(dataset, steps_per_epoch=3, epochs=1, verbose=0)  # compile
+    rates = [[] for _ in runs]
     for _ in range(repeats):
-        start = time.perf_counter()
-        model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0)
-        rates.append(steps / (time.perf_counter() - start))
-    return statistics.median(rates)
+        for i, (model, dataset) in enumerate(runs):
+            start = time.perf_counter()
+            model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0)
+            rates[i].append(steps / (time.perf_counter() - start))
+    return [statistics.median(r) for r in rates]
 
 
 def main():
@@ -70,7 +77,7 @@ def main():
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--predictions", type=int, default=20)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--output", help="write the results as JSON here")
     args = parser.parse_args()
     import keras_hub
@@ -113,8 +120,9 @@ def main():
         weighted_metrics=[],
         jit_compile=True,
     )
-    ours_steps = time_fit(ours, ours_data, args.steps, args.repeats)
-    hub_steps = time_fit(hub, hub_data, args.steps, args.repeats)
+    ours_steps, hub_steps = time_fits(
+        [(ours, ours_data), (hub, hub_data)], args.steps, args.repeats
+    )
     result = {
         "config": "small (H=256, L=4, E=128, I=1024, 4 heads), vocab 30000",
         "batch": args.batch,
