@@ -1,0 +1,1 @@
+"""Fine-tuning: task metrics and evaluation (see README.md here)."""

@@ -1,0 +1,77 @@
+"""SQuAD v2 evaluation on a hand-made fixture whose EM/F1 were computed by hand."""
+
+import pytest
+
+from albert_keras.finetuning.squad_evaluation import (
+    f1,
+    normalize_answer,
+    squad_evaluate,
+)
+
+DATA = [
+    {
+        "paragraphs": [
+            {
+                "qas": [
+                    # Answerable, exact after normalisation ("The" and "," go).
+                    {"id": "a", "answers": [{"text": "The Eiffel Tower,"}]},
+                    # Answerable, partial: gold "big red dog" vs "red dog house":
+                    # common 2, P = 2/3, R = 2/3, F1 = 2/3, EM 0.
+                    {"id": "b", "answers": [{"text": "big red dog"}]},
+                    # Two golds: the best one counts (EM 1 with "Paris").
+                    {"id": "c", "answers": [{"text": "London"}, {"text": "Paris"}]},
+                    # Unanswerable, predicted "": EM 1, F1 1.
+                    {"id": "d", "answers": []},
+                    # Unanswerable, predicted text: EM 0, F1 0.
+                    {"id": "e", "answers": []},
+                ]
+            }
+        ]
+    }
+]
+PREDICTIONS = {
+    "a": "eiffel tower",
+    "b": "red dog house",
+    "c": "paris",
+    "d": "",
+    "e": "x",
+}
+
+
+def test_normalisation_and_f1():
+    assert normalize_answer("  The  Eiffel, Tower! ") == "eiffel tower"
+    assert f1("big red dog", "red dog house") == pytest.approx(2 / 3)
+    assert f1("", "") == 1.0 and f1("", "x") == 0.0
+
+
+def test_em_f1_has_and_no_answer_by_hand():
+    result = squad_evaluate(DATA, PREDICTIONS)
+    assert result["exact"] == pytest.approx(100 * 3 / 5)
+    assert result["f1"] == pytest.approx(100 * (1 + 2 / 3 + 1 + 1 + 0) / 5)
+    assert result["HasAns_exact"] == pytest.approx(100 * 2 / 3)
+    assert result["HasAns_f1"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3)
+    assert result["NoAns_exact"] == pytest.approx(50.0)
+    assert result["HasAns_total"] == 3 and result["NoAns_total"] == 2
+
+
+def test_null_threshold_by_hand():
+    # No-answer probabilities: answering "" above 0.5 fixes "e" and costs "b".
+    na = {"a": 0.1, "b": 0.6, "c": 0.2, "d": 0.9, "e": 0.7}
+    result = squad_evaluate(DATA, PREDICTIONS, na_probs=na, na_prob_threshold=0.5)
+    # a 1, b -> "" (answerable) 0, c 1, d 1, e -> "" 1: EM 4/5.
+    assert result["exact"] == pytest.approx(80.0)
+    # Best EM threshold: start at 2 (both NoAns right with all ""), walk by
+    # probability: a +1 (3), c +1 (4), b +0 (4), e -1 (3), d 0 (3): best 4 at
+    # threshold 0.2 -> 80.0.
+    assert result["best_exact"] == pytest.approx(80.0)
+    assert result["best_exact_thresh"] == pytest.approx(0.2)
+    # Best F1: a +1, c +1, b +2/3 -> 4.667 at 0.6, e -1, d 0.
+    assert result["best_f1"] == pytest.approx(100 * (2 + 2 + 2 / 3) / 5)
+    assert result["best_f1_thresh"] == pytest.approx(0.6)
+
+
+def test_missing_predictions_are_counted():
+    result = squad_evaluate(DATA, {"a": "Eiffel Tower"})
+    assert result["missing"] == 4 and result["total"] == 1
+    with pytest.raises(ValueError, match="No prediction"):
+        squad_evaluate(DATA, {"zzz": "x"})
