@@ -36,7 +36,9 @@ CASES = [
     {**case("all_shared", 1), "hub_module": True},
     case("groups_l4_g2", 2, num_hidden_layers=4, num_hidden_groups=2),
     case("inner_groups_2", 3, inner_group_num=2),
-    case("l5_g2_inner2", 4, num_hidden_layers=5, num_hidden_groups=2, inner_group_num=2),
+    case(
+        "l5_g2_inner2", 4, num_hidden_layers=5, num_hidden_groups=2, inner_group_num=2
+    ),
     case("e_equals_h", 5, embedding_size=32),
     case("relu", 6, hidden_act="relu"),
     {

@@ -11,6 +11,7 @@ Run in its own process (graph mode, TF1 `tensorflow`):
         "hub_module": also TF1 Hub style folders, with and without `module/`.
     python official_oracle.py run --ckpt PREFIX --config CFG --inputs X.npz
         --out Y.npz [--num_labels N]
+        [--no_pretraining_heads]
         Restore a checkpoint written by someone else into the official graph
         and save its outputs; every graph variable must be in the checkpoint.
 """
@@ -21,9 +22,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tf1_compat  # noqa: E402,F401  (must come before `albert`)
-
 import numpy as np  # noqa: E402
+import tf1_compat  # noqa: E402,F401  (must come before `albert`)
 from albert import classifier_utils, modeling, run_pretraining  # noqa: E402
 
 tf = tf1_compat.tf1
@@ -49,7 +49,7 @@ def make_inputs(config, batch, length, num_masked, seed):
     }
 
 
-def build_graph(config, inputs, num_labels=None):
+def build_graph(config, inputs, num_labels=None, pretraining_heads=True):
     """The official forward graph; returns a dict of output tensors."""
     batch, num_masked = inputs["masked_lm_positions"].shape
     model = modeling.AlbertModel(
@@ -59,26 +59,29 @@ def build_graph(config, inputs, num_labels=None):
         input_mask=tf.constant(inputs["input_mask"]),
         token_type_ids=tf.constant(inputs["segment_ids"]),
     )
-    run_pretraining.get_masked_lm_output(
-        config,
-        model.get_sequence_output(),
-        model.get_embedding_table(),
-        tf.constant(inputs["masked_lm_positions"]),
-        tf.zeros([batch, num_masked], tf.int32),
-        tf.ones([batch, num_masked], tf.float32),
-    )
-    run_pretraining.get_sentence_order_output(
-        config, model.get_pooled_output(), tf.zeros([batch], tf.int32)
-    )
-    graph = tf.get_default_graph()
     outputs = {
         "embedding_output": model.get_embedding_output(),
         "sequence_output": model.get_sequence_output(),
         "pooled_output": model.get_pooled_output(),
-        # The logits, before the official log_softmax.
-        "mlm_logits": graph.get_tensor_by_name("cls/predictions/BiasAdd:0"),
-        "sop_logits": graph.get_tensor_by_name("cls/seq_relationship/BiasAdd:0"),
     }
+    if pretraining_heads:
+        run_pretraining.get_masked_lm_output(
+            config,
+            model.get_sequence_output(),
+            model.get_embedding_table(),
+            tf.constant(inputs["masked_lm_positions"]),
+            tf.zeros([batch, num_masked], tf.int32),
+            tf.ones([batch, num_masked], tf.float32),
+        )
+        run_pretraining.get_sentence_order_output(
+            config, model.get_pooled_output(), tf.zeros([batch], tf.int32)
+        )
+        graph = tf.get_default_graph()
+        # The logits, before the official log_softmax.
+        outputs["mlm_logits"] = graph.get_tensor_by_name("cls/predictions/BiasAdd:0")
+        outputs["sop_logits"] = graph.get_tensor_by_name(
+            "cls/seq_relationship/BiasAdd:0"
+        )
     for k, layer in enumerate(model.get_all_encoder_layers()):
         outputs[f"layer_{k}"] = layer
     if num_labels:
@@ -151,7 +154,10 @@ def make(spec_path, out_dir):
         os.makedirs(case_dir, exist_ok=True)
         config = modeling.AlbertConfig.from_dict(case["config"])
         inputs = make_inputs(
-            config, case["batch_size"], case["seq_length"], case["num_masked"],
+            config,
+            case["batch_size"],
+            case["seq_length"],
+            case["num_masked"],
             case["seed"],
         )
         with tf.Graph().as_default(), tf.Session() as session:
@@ -178,13 +184,15 @@ def make(spec_path, out_dir):
         np.savez(os.path.join(case_dir, "outputs.npz"), **inputs, **values)
 
 
-def run(ckpt, config_path, inputs_path, out_path, num_labels):
+def run(ckpt, config_path, inputs_path, out_path, num_labels, pretraining_heads):
     config = modeling.AlbertConfig.from_json_file(config_path)
     inputs = dict(np.load(inputs_path))
     with tf.Graph().as_default(), tf.Session() as session:
-        outputs = build_graph(config, inputs, num_labels)
+        outputs = build_graph(config, inputs, num_labels, pretraining_heads)
         available = {name for name, _ in tf.train.list_variables(ckpt)}
-        missing = [v.op.name for v in tf.global_variables() if v.op.name not in available]
+        missing = [
+            v.op.name for v in tf.global_variables() if v.op.name not in available
+        ]
         if missing:
             sys.exit(f"checkpoint {ckpt} lacks graph variables: {missing}")
         tf.train.Saver().restore(session, ckpt)
@@ -204,11 +212,23 @@ def main():
     r.add_argument("--inputs", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--num_labels", type=int)
+    r.add_argument(
+        "--no_pretraining_heads",
+        action="store_true",
+        help="build no MLM/SOP heads (for a classifier checkpoint)",
+    )
     args = parser.parse_args()
     if args.command == "make":
         make(args.spec, args.out)
     else:
-        run(args.ckpt, args.config, args.inputs, args.out, args.num_labels)
+        run(
+            args.ckpt,
+            args.config,
+            args.inputs,
+            args.out,
+            args.num_labels,
+            not args.no_pretraining_heads,
+        )
 
 
 if __name__ == "__main__":

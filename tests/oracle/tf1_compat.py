@@ -20,9 +20,7 @@ tf1 = _tf2.compat.v1
 tf1.disable_v2_behavior()
 
 
-def layer_norm(
-    inputs, begin_norm_axis=-1, begin_params_axis=-1, scope=None, **unused
-):
+def layer_norm(inputs, begin_norm_axis=-1, begin_params_axis=-1, scope=None, **unused):
     """TF 1.15 `contrib.layers.layer_norm` over the last axis."""
     del begin_norm_axis, begin_params_axis, unused
     with tf1.variable_scope(scope, default_name="LayerNorm"):
