@@ -14,7 +14,7 @@ def gelu_tanh(x):
     Written out rather than `keras.activations.gelu(approximate=True)` so the
     operation order matches the official graph to the last bit we can.
     """
-    cdf = 0.5 * (1.0 + ops.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * ops.power(x, 3))))
+    cdf = 0.5 * (1.0 + ops.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
     return x * cdf
 
 
