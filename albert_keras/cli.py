@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_info(subparsers)
+    from albert_keras.pretraining.pretrain_cli import add_parsers
+
+    add_parsers(subparsers)
     return parser
 
 
@@ -101,7 +104,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
-    except UserError as e:
+    except (UserError, ValueError, FileNotFoundError) as e:
         print(f"albert-keras {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,265 @@
+"""`albert-keras create-data` and `albert-keras pretrain`: the main job.
+
+With no arguments, `albert-keras pretrain` pretrains a small ALBERT (MLM +
+SOP) on the embedded public-domain corpus (Jane Austen) on the CPU, then
+reports MLM and SOP accuracy on held-out chapters next to a unigram baseline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
+
+
+def _data_arguments(parser):
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        help="text files (a segment per line, blank line between documents); "
+        "default: the embedded Austen corpus, chapters held out for evaluation",
+    )
+    parser.add_argument("--vocab", help="SentencePiece .model (default: embedded 8k)")
+    parser.add_argument("--no-lowercase", action="store_true")
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument("--max-predictions-per-seq", type=int, default=20)
+    parser.add_argument("--masked-lm-prob", type=float, default=0.15)
+    parser.add_argument("--short-seq-prob", type=float, default=0.1)
+    parser.add_argument("--dupe-factor", type=int, default=2)
+    parser.add_argument("--ngram", type=int, default=3)
+    parser.add_argument(
+        "--random-next-sentence",
+        action="store_true",
+        help="NSP-style pairs instead of sentence order (paper Table 5)",
+    )
+    parser.add_argument(
+        "--split-sentences",
+        action="store_true",
+        help="split lines into sentences (default for the embedded corpus)",
+    )
+    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--num-workers", type=int, default=1)
+
+
+def add_parsers(subparsers):
+    create = subparsers.add_parser(
+        "create-data",
+        help="text -> official pretraining TFRecords (SOP + n-gram masking)",
+    )
+    _data_arguments(create)
+    create.add_argument("--output", required=True, help="folder for the shards")
+    create.set_defaults(run=run_create_data)
+
+    pretrain = subparsers.add_parser(
+        "pretrain",
+        help="pretrain ALBERT (MLM + SOP); with no arguments, a small model on "
+        "the embedded corpus",
+    )
+    _data_arguments(pretrain)
+    pretrain.add_argument("--records", help="TFRecords to train on (skip create-data)")
+    pretrain.add_argument("--eval-records", help="held-out TFRecords")
+    pretrain.add_argument("--output-dir", default="runs/pretrain")
+    pretrain.add_argument("--preset", default="albert_small")
+    pretrain.add_argument("--config", help="albert_config.json instead of a preset")
+    pretrain.add_argument("--batch-size", type=int, default=32, help="global batch")
+    pretrain.add_argument("--steps", type=int, default=1200)
+    pretrain.add_argument("--warmup-steps", type=int, default=100)
+    pretrain.add_argument("--learning-rate", type=float, default=5e-3)
+    pretrain.add_argument("--steps-per-epoch", type=int, default=100)
+    pretrain.add_argument("--save-every", type=int, default=100)
+    pretrain.add_argument("--keep-checkpoints", type=int, default=3)
+    pretrain.add_argument("--steps-per-execution", type=int, default=1)
+    pretrain.add_argument(
+        "--strategy",
+        default="auto",
+        choices=["auto", "one_device", "mirrored", "multi_worker", "tpu"],
+    )
+    pretrain.add_argument("--tpu", help="TPU name or address for --strategy tpu")
+    pretrain.add_argument("--mixed-precision", action="store_true", help="bfloat16")
+    pretrain.add_argument("--no-jit", action="store_true", help="disable XLA")
+    pretrain.add_argument(
+        "--init-checkpoint", help="official checkpoint to continue pretraining from"
+    )
+    pretrain.add_argument("--init-from-group0", action="store_true")
+    pretrain.set_defaults(run=run_pretrain)
+
+
+def _data_options(args):
+    return dict(
+        vocab=args.vocab or SPM_MODEL_PATH,
+        lower=not args.no_lowercase,
+        max_seq_length=args.max_seq_length,
+        max_predictions_per_seq=args.max_predictions_per_seq,
+        masked_lm_prob=args.masked_lm_prob,
+        short_seq_prob=args.short_seq_prob,
+        dupe_factor=args.dupe_factor,
+        ngram=args.ngram,
+        random_next_sentence=args.random_next_sentence,
+        seed=args.seed,
+        num_workers=args.num_workers,
+    )
+
+
+def split_embedded_corpus(folder, every=10):
+    """Writes the embedded corpus as train.txt and eval.txt (every 10th chapter)."""
+    os.makedirs(folder, exist_ok=True)
+    with gzip.open(CORPUS_PATH, "rt", encoding="utf-8") as f:
+        documents = [d for d in f.read().split("\n\n") if d.strip()]
+    train = [d for i, d in enumerate(documents) if i % every != every - 1]
+    held = [d for i, d in enumerate(documents) if i % every == every - 1]
+    paths = []
+    for name, docs in (("train.txt", train), ("eval.txt", held)):
+        path = os.path.join(folder, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n\n".join(docs) + "\n")
+        paths.append(path)
+    return paths
+
+
+def run_create_data(args):
+    from albert_keras.pretraining.pretraining_data import create_pretraining_data
+
+    stats = create_pretraining_data(
+        args.input or [CORPUS_PATH],
+        args.output,
+        split_sentences=args.split_sentences or not args.input,
+        **_data_options(args),
+    )
+    _print_stats(stats)
+    return 0
+
+
+def _print_stats(stats):
+    lengths = stats["ngram_lengths"]
+    total = sum(lengths.values()) or 1
+    shares = ", ".join(f"{n}: {c / total:.2f}" for n, c in lengths.items())
+    speed = stats["bytes"] / 1e6 / stats["seconds"]
+    print(
+        f"{stats['instances']} instances from {stats['documents']} documents in "
+        f"{stats['seconds']:.1f} s ({speed:.2f} MB/s); "
+        f"masked {stats['masked'] / stats['tokens']:.3f} of tokens; n-gram spans "
+        f"{shares}; SOP labels 0/1: {stats.get('label_0', 0)}/{stats.get('label_1', 0)}"
+    )
+
+
+def run_pretrain(args):
+    import keras
+
+    from albert_keras.config import AlbertConfig
+    from albert_keras.pretraining.pretraining_data import create_pretraining_data
+    from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
+    from albert_keras.training.pretraining_run import run_pretraining, unigram_accuracy
+    from albert_keras.training.strategies import get_strategy
+
+    output_dir = args.output_dir
+    os.makedirs(output_dir, exist_ok=True)
+    config = (
+        AlbertConfig.from_json_file(args.config)
+        if args.config
+        else AlbertConfig.from_preset(args.preset)
+    )
+    if not args.config and not args.vocab and args.preset == "albert_small":
+        # The embedded vocabulary has 8000 pieces.
+        config = config.replace(vocab_size=8000)
+    config = config.replace(max_position_embeddings=max(args.max_seq_length, 128))
+    records, eval_records = args.records, args.eval_records
+    if records is None:
+        data_dir = os.path.join(output_dir, "data")
+        done = os.path.join(data_dir, "stats.json")
+        if not os.path.exists(done):
+            if args.input:
+                inputs, held = args.input, None
+            else:
+                inputs, held = split_embedded_corpus(os.path.join(data_dir, "text"))
+                inputs = [inputs]
+            print("Creating pretraining data ...", flush=True)
+            stats = create_pretraining_data(
+                inputs,
+                os.path.join(data_dir, "train"),
+                split_sentences=args.split_sentences or not args.input,
+                **_data_options(args),
+            )
+            _print_stats(stats)
+            if held:
+                options = dict(_data_options(args), dupe_factor=1, seed=args.seed + 1)
+                create_pretraining_data(
+                    [held],
+                    os.path.join(data_dir, "eval"),
+                    split_sentences=True,
+                    verbose=False,
+                    **options,
+                )
+            with open(done, "w") as f:
+                json.dump({k: v for k, v in stats.items() if k != "files"}, f)
+        records = os.path.join(data_dir, "train", "*.tfrecord")
+        if os.path.isdir(os.path.join(data_dir, "eval")):
+            eval_records = os.path.join(data_dir, "eval", "*.tfrecord")
+    strategy = get_strategy(args.strategy, args.tpu)
+    lengths = (args.max_seq_length, args.max_predictions_per_seq)
+
+    def train_dataset(skip):
+        return pretraining_dataset(
+            records, args.batch_size, *lengths, seed=args.seed
+        ).skip(skip)
+
+    eval_dataset = None
+    if eval_records:
+        eval_dataset = pretraining_dataset(
+            eval_records, args.batch_size, *lengths, training=False
+        )
+    init_model = None
+    if args.init_checkpoint:
+        from checkpoints_convert import load_official_checkpoint
+
+        init_model = load_official_checkpoint(args.init_checkpoint, model="pretrainer")
+        if not args.init_from_group0:
+            config = init_model.backbone.config
+    print(
+        f"Pretraining {args.preset if not args.config else args.config}: "
+        f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
+        f"batch {args.batch_size} x {args.max_seq_length}, {args.steps} steps, "
+        f"{strategy.num_replicas_in_sync} replica(s); logs in {output_dir}",
+        flush=True,
+    )
+    metrics = run_pretraining(
+        train_dataset,
+        config,
+        output_dir,
+        strategy=strategy,
+        global_batch_size=args.batch_size,
+        sequence_length=args.max_seq_length,
+        num_train_steps=args.steps,
+        num_warmup_steps=min(args.warmup_steps, args.steps),
+        learning_rate=args.learning_rate,
+        steps_per_epoch=args.steps_per_epoch,
+        save_every=args.save_every,
+        keep_checkpoints=args.keep_checkpoints,
+        steps_per_execution=args.steps_per_execution,
+        jit_compile=not args.no_jit,
+        dtype="mixed_bfloat16" if args.mixed_precision else None,
+        eval_dataset=eval_dataset,
+        init_model=init_model,
+        init_from_group0=args.init_from_group0,
+    )
+    model = metrics.pop("model")
+    model.backbone.export(
+        os.path.join(output_dir, "backbone_savedmodel"), verbose=False
+    )
+    if eval_dataset is not None:
+        baseline = unigram_accuracy(eval_dataset)
+        metrics["eval_mlm_unigram_baseline"] = baseline
+        with open(os.path.join(output_dir, "metrics.json"), "w") as f:
+            json.dump(metrics, f, indent=2)
+        print(
+            f"\nHeld-out chapters: MLM accuracy {metrics['eval_mlm_accuracy']:.3f} "
+            f"(unigram baseline {baseline:.3f}), SOP accuracy "
+            f"{metrics['eval_sop_accuracy']:.3f} (chance 0.5)"
+        )
+    keras.backend.clear_session()
+    print(
+        f"Wrote {output_dir}/pretrainer.keras, backbone_savedmodel/, curves.png, "
+        "history.csv, logs/ (TensorBoard), checkpoints/"
+    )
+    return 0
