@@ -106,9 +106,35 @@ def mask_ngrams(
             words[-1].append(i)
         else:
             words.append([i])
-    num_to_predict = min(
-        max_predictions, max(1, int(round(len(pieces) * masked_lm_prob)))
+    return mask_words(
+        words,
+        ids,
+        len(pieces),
+        rng,
+        masked_lm_prob=masked_lm_prob,
+        max_predictions=max_predictions,
+        vocab_size=vocab_size,
+        mask_id=mask_id,
+        ngram=ngram,
     )
+
+
+def mask_words(
+    words,
+    ids,
+    length,
+    rng,
+    *,
+    masked_lm_prob,
+    max_predictions,
+    vocab_size,
+    mask_id,
+    ngram=3,
+):
+    """`mask_ngrams` on words given as position lists (e.g. from `token_boundary`)."""
+    if masked_lm_prob == 0:  # unmasked data, for dynamic masking later
+        return list(ids), [], [], []
+    num_to_predict = min(max_predictions, max(1, int(round(length * masked_lm_prob))))
     pvals = 1.0 / np.arange(1, ngram + 1)
     pvals /= pvals.sum()
     starts = rng.permutation(len(words))

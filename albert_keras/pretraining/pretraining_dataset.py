@@ -31,6 +31,9 @@ def pretraining_dataset(
     training: bool = True,
     seed: int = 0,
     shuffle_buffer: int = 10000,
+    dynamic_masking: bool = False,
+    vocab_size: int | None = None,
+    masked_lm_prob: float = 0.15,
 ) -> tf.data.Dataset:
     """Batches of official features (int32), for `AlbertPretrainer.features_to_xy`.
 
@@ -45,6 +48,9 @@ def pretraining_dataset(
         training: repeat and shuffle.
         seed: shuffling seed.
         shuffle_buffer: records in the shuffle buffer.
+        dynamic_masking: the files were written unmasked (`masked_lm_prob=0`);
+            draw fresh n-gram masks for every pass (needs `vocab_size`).
+        vocab_size, masked_lm_prob: for dynamic masking.
 
     Example:
     >>> ds = pretraining_dataset("data/*.tfrecord", 32, 128, 20)  # doctest: +SKIP
@@ -54,6 +60,14 @@ def pretraining_dataset(
     if not files:
         raise ValueError(f"No pretraining records match {file_pattern!r}.")
     spec = feature_spec(max_seq_length, max_predictions_per_seq)
+    if dynamic_masking:
+        if vocab_size is None:
+            raise ValueError(
+                "dynamic_masking needs `vocab_size` (random replacements)."
+            )
+        spec["token_boundary"] = tf.io.FixedLenFeature([max_seq_length], tf.int64)
+        for name in ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
+            spec.pop(name)
 
     def parse(record):
         example = tf.io.parse_single_example(record, spec)
@@ -74,5 +88,16 @@ def pretraining_dataset(
     else:
         data = tf.data.TFRecordDataset(data)
     data = data.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if dynamic_masking:
+        from albert_keras.pretraining.dynamic_masking import dynamic_masking as mask
+
+        # After `repeat`, so every pass over the data gets new masks.
+        data = mask(
+            data,
+            vocab_size,
+            max_predictions_per_seq=max_predictions_per_seq,
+            masked_lm_prob=masked_lm_prob,
+            seed=seed,
+        ).map(lambda f: {k: v for k, v in f.items() if k != "token_boundary"})
     data = data.batch(batch_size, drop_remainder=training)
     return data.prefetch(tf.data.AUTOTUNE)

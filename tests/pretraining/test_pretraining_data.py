@@ -244,3 +244,65 @@ def test_bad_input(tmp_path):
         create_pretraining_data(
             [str(good)], str(tmp_path / "o"), vocab=str(not_model), verbose=False
         )
+
+
+def test_dynamic_masking_draws_new_masks_each_pass(corpus, tmp_path):
+    import tensorflow as tf
+
+    from albert_keras.pretraining.dynamic_masking import dynamic_masking
+
+    out = tmp_path / "unmasked"
+    create_pretraining_data(
+        [corpus],
+        str(out),
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+        masked_lm_prob=0.0,
+        seed=5,
+        verbose=False,
+    )
+    pattern = str(out / "*.tfrecord")
+    plain = list(pretraining_dataset(pattern, 1000, 64, 10, training=False))[0]
+    assert plain["masked_lm_weights"].numpy().sum() == 0  # nothing masked on disk
+    n = len(plain["input_ids"])
+    unmasked = pretraining_dataset(
+        pattern, 1, 64, 10, training=False, dynamic_masking=True, vocab_size=8000
+    )
+    assert "token_boundary" not in next(iter(unmasked))
+    # Two passes over the same examples, in order: new masks on the second.
+    spec = {
+        "input_ids": tf.io.FixedLenFeature([64], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([64], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([64], tf.int64),
+        "token_boundary": tf.io.FixedLenFeature([64], tf.int64),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+    parsed = tf.data.TFRecordDataset(sorted(out.glob("*.tfrecord"))).map(
+        lambda r: {
+            k: tf.cast(v, tf.int32)
+            for k, v in tf.io.parse_single_example(r, spec).items()
+        }
+    )
+    passes = list(
+        dynamic_masking(
+            parsed.repeat(2), vocab_size=8000, max_predictions_per_seq=10, seed=1
+        )
+    )
+    first, second = passes[:n], passes[n:]
+    fraction, changed = [], 0
+    for a, b, original in zip(first, second, plain["input_ids"].numpy(), strict=True):
+        length = int(a["input_mask"].numpy().sum())
+        real = a["masked_lm_weights"].numpy() > 0
+        positions = a["masked_lm_positions"].numpy()[real]
+        assert (positions < length).all()
+        # Labels are the original tokens; unmasked positions are untouched.
+        assert np.array_equal(a["masked_lm_ids"].numpy()[real], original[positions])
+        untouched = np.setdiff1d(np.arange(length), positions)
+        assert np.array_equal(a["input_ids"].numpy()[untouched], original[untouched])
+        fraction.append(real.sum() / length)
+        changed += not np.array_equal(
+            positions,
+            b["masked_lm_positions"].numpy()[b["masked_lm_weights"].numpy() > 0],
+        )
+    assert abs(np.mean(fraction) - 0.15) < 0.03
+    assert changed > 0.9 * n
