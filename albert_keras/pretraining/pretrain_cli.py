@@ -23,8 +23,16 @@ def _data_arguments(parser):
     )
     parser.add_argument("--vocab", help="SentencePiece .model (default: embedded 8k)")
     parser.add_argument("--no-lowercase", action="store_true")
-    parser.add_argument("--max-seq-length", type=int, default=128)
-    parser.add_argument("--max-predictions-per-seq", type=int, default=20)
+    parser.add_argument(
+        "--max-seq-length",
+        type=int,
+        help="default 128, or 64 for the embedded corpus",
+    )
+    parser.add_argument(
+        "--max-predictions-per-seq",
+        type=int,
+        help="default 20, or 10 for the embedded corpus",
+    )
     parser.add_argument("--masked-lm-prob", type=float, default=0.15)
     parser.add_argument("--short-seq-prob", type=float, default=0.1)
     parser.add_argument("--dupe-factor", type=int, default=2)
@@ -60,11 +68,16 @@ def add_parsers(subparsers):
     _data_arguments(pretrain)
     pretrain.add_argument("--records", help="TFRecords to train on (skip create-data)")
     pretrain.add_argument("--eval-records", help="held-out TFRecords")
+    pretrain.add_argument(
+        "--eval-steps", type=int, help="held-out batches per evaluation (default all)"
+    )
     pretrain.add_argument("--output-dir", default="runs/pretrain")
     pretrain.add_argument("--preset", default="albert_small")
     pretrain.add_argument("--config", help="albert_config.json instead of a preset")
     pretrain.add_argument("--batch-size", type=int, default=32, help="global batch")
-    pretrain.add_argument("--steps", type=int, default=1200)
+    pretrain.add_argument(
+        "--steps", type=int, help="default 1000, or 400 for the embedded corpus"
+    )
     pretrain.add_argument("--warmup-steps", type=int, default=100)
     pretrain.add_argument("--learning-rate", type=float, default=5e-3)
     pretrain.add_argument("--steps-per-epoch", type=int, default=100)
@@ -86,7 +99,19 @@ def add_parsers(subparsers):
     pretrain.set_defaults(run=run_pretrain)
 
 
+def _resolve_defaults(args):
+    """Smaller sequences and fewer steps for the embedded default (a few minutes)."""
+    embedded = not args.input and not getattr(args, "records", None)
+    if args.max_seq_length is None:
+        args.max_seq_length = 64 if embedded else 128
+    if args.max_predictions_per_seq is None:
+        args.max_predictions_per_seq = 10 if embedded else 20
+    if getattr(args, "steps", 0) is None:
+        args.steps = 400 if embedded else 1000
+
+
 def _data_options(args):
+    _resolve_defaults(args)
     return dict(
         vocab=args.vocab or SPM_MODEL_PATH,
         lower=not args.no_lowercase,
@@ -153,6 +178,7 @@ def run_pretrain(args):
     from albert_keras.training.pretraining_run import run_pretraining, unigram_accuracy
     from albert_keras.training.strategies import get_strategy
 
+    _resolve_defaults(args)
     output_dir = args.output_dir
     os.makedirs(output_dir, exist_ok=True)
     config = (
@@ -240,6 +266,7 @@ def run_pretrain(args):
         jit_compile=not args.no_jit,
         dtype="mixed_bfloat16" if args.mixed_precision else None,
         eval_dataset=eval_dataset,
+        eval_steps=args.eval_steps,
         init_model=init_model,
         init_from_group0=args.init_from_group0,
     )
@@ -248,7 +275,7 @@ def run_pretrain(args):
         os.path.join(output_dir, "backbone_savedmodel"), verbose=False
     )
     if eval_dataset is not None:
-        baseline = unigram_accuracy(eval_dataset)
+        baseline = unigram_accuracy(eval_dataset, args.eval_steps)
         metrics["eval_mlm_unigram_baseline"] = baseline
         with open(os.path.join(output_dir, "metrics.json"), "w") as f:
             json.dump(metrics, f, indent=2)

@@ -1,0 +1,53 @@
+"""`albert-keras pretrain` end to end on the embedded corpus, and resume."""
+
+import json
+import os
+
+import pytest
+
+from albert_keras.cli import main
+
+
+@pytest.mark.slow
+def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    args = [
+        "pretrain",
+        "--output-dir",
+        out,
+        "--steps-per-epoch",
+        "3",
+        "--save-every",
+        "3",
+    ]
+    assert main(args + ["--steps", "6"]) == 0
+    printed = capsys.readouterr().out
+    assert "Held-out chapters: MLM accuracy" in printed
+    for name in ("pretrainer.keras", "curves.png", "history.csv", "metrics.json"):
+        assert os.path.exists(os.path.join(out, name)), name
+    assert os.path.isdir(os.path.join(out, "logs"))
+    assert os.path.isfile(os.path.join(out, "backbone_savedmodel", "saved_model.pb"))
+    metrics = json.load(open(os.path.join(out, "metrics.json")))
+    assert metrics["global_step"] == 6
+    assert 0.0 <= metrics["eval_sop_accuracy"] <= 1.0
+    assert metrics["eval_mlm_unigram_baseline"] > 0
+    # Asking for more steps continues from the last checkpoint.
+    assert main(args + ["--steps", "9"]) == 0
+    assert "Resuming from step 6" in capsys.readouterr().out
+    assert json.load(open(os.path.join(out, "metrics.json")))["global_step"] == 9
+
+
+def test_bad_arguments_are_clear(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "pretrain",
+                "--input",
+                str(tmp_path / "none*.txt"),
+                "--output-dir",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
+    assert "No input file matches" in capsys.readouterr().err
