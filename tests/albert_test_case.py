@@ -15,6 +15,23 @@ import keras
 import numpy as np
 
 
+def micro_config(vocab_size=60, **changes):
+    """The smallest useful ALBERT: E=8, H=16, 2 layers, 2 heads (tests of heads and
+    training, where the encoder's size does not matter)."""
+    from albert_keras import AlbertConfig
+
+    values = dict(
+        vocab_size=vocab_size,
+        embedding_size=8,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    )
+    return AlbertConfig(**{**values, **changes})
+
+
 def random_inputs(batch=2, length=8, vocab=100, seed=0, pad_last=True):
     """Backbone inputs with two segments and some padding in later rows."""
     rng = np.random.default_rng(seed)

@@ -4,6 +4,8 @@ The algorithm of the official `create_pretraining_data.py`, seeded: each
 document is cut into chunks of about `max_seq_length - 3` tokens at segment
 (line) boundaries, a chunk is split into A and B at a random segment, and for
 sentence-order prediction A and B are swapped with probability 0.5 (label 1);
+a chunk of a single segment is cut in two at a word start (the official code
+would pair it with another document, an NSP example inside SOP data);
 with `random_next_sentence` B comes from another document instead (NSP, for
 the paper's Table 5 comparison). 10% of the chunks get a random shorter
 target length. Masking picks n-grams of whole words with p(n) proportional to
@@ -187,7 +189,21 @@ def create_instances(
                 a = [t for seg in chunk[:a_end] for t in zip(*seg, strict=True)]
                 b = [t for seg in chunk[a_end:] for t in zip(*seg, strict=True)]
                 label = 0
-                if len(chunk) == 1 or (random_next_sentence and rng.random() < 0.5):
+                if len(chunk) == 1 and not random_next_sentence and len(a) >= 2:
+                    # SOP needs two consecutive segments of one document. The
+                    # official code pairs a lone segment with a random other
+                    # document (labelled 1, an NSP example inside SOP data);
+                    # we cut the segment in two at a word start instead.
+                    starts = [k for k in range(1, len(a)) if is_word_start(a[k][0])]
+                    cut = (
+                        starts[int(rng.integers(0, len(starts)))]
+                        if starts
+                        else len(a) // 2
+                    )
+                    a, b = a[:cut], a[cut:]
+                    if rng.random() < 0.5:
+                        a, b, label = b, a, 1
+                elif len(chunk) == 1 or (random_next_sentence and rng.random() < 0.5):
                     if len(documents) < 2:
                         chunk, length, i = [], 0, i + 1
                         continue

@@ -3,20 +3,12 @@
 import keras
 import numpy as np
 import tensorflow as tf
-from albert_test_case import max_abs_diff, random_inputs, run_model_test
+from albert_test_case import max_abs_diff, micro_config, random_inputs, run_model_test
 from numpy_ops import randomize
 
-from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+from albert_keras import AlbertBackbone, AlbertPretrainer
 
-CONFIG = AlbertConfig(
-    vocab_size=60,
-    embedding_size=8,
-    hidden_size=16,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=32,
-    max_position_embeddings=16,
-)
+CONFIG = micro_config(vocab_size=60)
 
 
 def official_features(batch=4, length=10, predictions=3, seed=0):

@@ -3,26 +3,17 @@
 import keras
 import numpy as np
 import pytest
-from albert_test_case import max_abs_diff, random_inputs, run_model_test
+from albert_test_case import max_abs_diff, micro_config, random_inputs, run_model_test
 from numpy_ops import f64, randomize
 
 from albert_keras import (
     AlbertBackbone,
     AlbertClassifier,
-    AlbertConfig,
     AlbertMultipleChoice,
     AlbertSpanQA,
 )
 
-CONFIG = AlbertConfig(
-    vocab_size=60,
-    embedding_size=8,
-    hidden_size=16,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=32,
-    max_position_embeddings=16,
-)
+CONFIG = micro_config(vocab_size=60)
 
 
 def test_classifier_head_and_fit():

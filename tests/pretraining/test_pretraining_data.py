@@ -147,15 +147,25 @@ def test_sop_labels_agree_with_segment_order():
     labels = Counter()
     for a, b, label in instances:
         a_ids, b_ids = [t for _, t in a], [t for _, t in b]
-        same_doc = a_ids[0] // 100000 == b_ids[0] // 100000
-        if same_doc:
-            in_order = max(a_ids) < min(b_ids)
-            assert in_order == (label == 0)
-            assert in_order or min(a_ids) > max(b_ids)  # swapped, not mixed
-        else:
-            assert label == 1  # a one-segment chunk takes B from elsewhere
+        # SOP pairs are always two consecutive parts of one document.
+        assert a_ids[0] // 100000 == b_ids[0] // 100000
+        in_order = max(a_ids) < min(b_ids)
+        assert in_order == (label == 0)
+        assert in_order or min(a_ids) > max(b_ids)  # swapped, not mixed
         labels[label] += 1
-    assert 0.35 < labels[1] / sum(labels.values()) < 0.65
+    assert 0.4 < labels[1] / sum(labels.values()) < 0.6
+
+
+def test_sop_splits_a_lone_long_segment():
+    rng = np.random.default_rng(4)
+    docs = synthetic_documents(num_docs=50, segments=2, tokens=60)
+    instances = create_instances(
+        docs, rng, max_seq_length=40, short_seq_prob=0.0, random_next_sentence=False
+    )
+    for a, b, label in instances:
+        a_ids, b_ids = [t for _, t in a], [t for _, t in b]
+        assert a_ids[0] // 100 == b_ids[0] // 100  # the same segment, cut in two
+        assert (max(a_ids) < min(b_ids)) == (label == 0)
 
 
 def test_random_next_sentence_pairs_other_documents():

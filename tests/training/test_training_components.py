@@ -5,8 +5,9 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
+from albert_test_case import micro_config
 
-from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+from albert_keras import AlbertBackbone, AlbertPretrainer
 from albert_keras.training import (
     LossCurvePlot,
     NanGuard,
@@ -16,15 +17,7 @@ from albert_keras.training import (
     create_optimizer,
 )
 
-CONFIG = AlbertConfig(
-    vocab_size=50,
-    embedding_size=8,
-    hidden_size=16,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=32,
-    max_position_embeddings=16,
-)
+CONFIG = micro_config(vocab_size=50)
 
 
 def official_rate(step, lr, total, warmup):
