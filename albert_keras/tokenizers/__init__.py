@@ -1,0 +1,7 @@
+"""Tokenizers, packing and text-in models (see README.md here)."""
+
+from albert_keras.tokenizers.albert_packer import AlbertPacker
+from albert_keras.tokenizers.albert_text_model import AlbertTextModel
+from albert_keras.tokenizers.albert_tokenizer import AlbertTokenizer
+
+__all__ = ["AlbertPacker", "AlbertTextModel", "AlbertTokenizer"]
