@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.pretraining.pretrain_cli import add_parsers
 
     add_parsers(subparsers)
+    from albert_keras.tokenizers.vocabulary import add_parser as add_vocab
+
+    add_vocab(subparsers)
     return parser
 
 

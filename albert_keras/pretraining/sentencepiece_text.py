@@ -1,8 +1,8 @@
 """`SentencePieceText`: the official ALBERT text -> pieces rules, for data creation.
 
 What the official `tokenization.py` does with a SentencePiece model:
-`preprocess_text` (collapse whitespace, `` and '' to ", NFKD, drop combining
-marks, optional lowercase), then `encode_pieces`, which re-splits a piece that
+`preprocess_text` (collapse whitespace, NFKD, drop combining marks, optional
+lowercase), then `encode_pieces`, which re-splits a piece that
 ends in a digit followed by a comma ("1,000," style) so the comma stands
 alone. Pieces that start with "▁" begin a word; whole-word n-gram masking
 groups the rest with the word before.
@@ -16,9 +16,11 @@ SPIECE_UNDERLINE = "\u2581"
 
 
 def preprocess_text(text: str, lower: bool = True) -> str:
-    """The official `preprocess_text` (remove_space=True, keep_accents=False)."""
+    """The official `preprocess_text` of albert-tensorflow 1.1 (remove_space=True).
+
+    That release does not rewrite `` and '' (later GitHub versions do).
+    """
     text = " ".join(text.strip().split())
-    text = text.replace("``", '"').replace("''", '"')
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
     return text.lower() if lower else text

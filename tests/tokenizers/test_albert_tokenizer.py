@@ -142,3 +142,23 @@ def test_odd_input_is_handled():
     )
     lengths = out.row_lengths().numpy()
     assert lengths[0] == 0 and lengths[1] > 0 and lengths[2] > 0 and lengths[3] > 0
+
+
+def test_vocab_command_trains_an_albert_vocabulary(tmp_path, capsys):
+    from albert_keras.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(real_lines("en_austen.txt", 2000)), encoding="utf-8")
+    out = str(tmp_path / "v" / "spm")
+    assert (
+        main(["vocab", "--input", str(corpus), "--output", out, "--size", "1000"]) == 0
+    )
+    tokenizer = AlbertTokenizer(out + ".model")
+    assert tokenizer.vocabulary_size() == 1000
+    lines = real_lines("en_austen.txt", 300)
+    assert tokenizer(tf.constant(lines)).to_list() == official_ids(
+        out + ".model", lines, True
+    )
+    (tmp_path / "empty.txt").write_text("\n\n")
+    assert main(["vocab", "--input", str(tmp_path / "empty.txt"), "--output", out]) == 2
+    assert "corpus is empty" in capsys.readouterr().err
