@@ -35,6 +35,13 @@ def build_parser():
     parser.add_argument("--num-classes", type=int, help="for a new classifier head")
     parser.add_argument("--saved-model", help="also export a SavedModel here")
     parser.add_argument(
+        "--text-model",
+        type=int,
+        metavar="SEQUENCE_LENGTH",
+        help="wrap a task model with the release's tokenizer (30k-clean.model or "
+        "vocab_chinese.txt) so it takes raw strings; the SavedModel then serves text",
+    )
+    parser.add_argument(
         "--to-official",
         action="store_true",
         help="convert a .keras file to an official TF1 checkpoint in --output",
@@ -58,11 +65,41 @@ def _to_keras(args):
     )
     if not args.output.endswith(".keras"):
         raise ValueError(f"--output must end with .keras. Received: {args.output!r}")
+    if args.text_model:
+        model = _with_tokenizer(model, report["vocab"], args)
     model.save(args.output)
     print(f"wrote {args.output}", file=sys.stderr)
     if args.saved_model:
-        model.export(args.saved_model, verbose=False)
+        if args.text_model:
+            model.export_serving(args.saved_model)
+        else:
+            model.export(args.saved_model, verbose=False)
         print(f"wrote SavedModel {args.saved_model}", file=sys.stderr)
+
+
+def _with_tokenizer(model, vocab, args):
+    from albert_keras.tokenizers import (
+        AlbertTextModel,
+        AlbertTokenizer,
+        AlbertWordPieceTokenizer,
+    )
+
+    if args.model in ("backbone", "pretrainer", "multiple_choice"):
+        raise ValueError(
+            "--text-model wraps a classifier or span_qa model (inputs are packed "
+            f"texts). Received: --model {args.model}"
+        )
+    if vocab is None:
+        raise ValueError(
+            "--text-model needs the release's vocabulary (30k-clean.model or "
+            "vocab_chinese.txt) beside the checkpoint or in assets/."
+        )
+    if vocab.endswith(".model"):
+        tokenizer = AlbertTokenizer(vocab)
+    else:
+        tokenizer = AlbertWordPieceTokenizer(vocab)
+    print(f"tokenizer: {vocab}", file=sys.stderr)
+    return AlbertTextModel(model, tokenizer, args.text_model)
 
 
 def _to_official(args):

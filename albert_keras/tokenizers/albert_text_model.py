@@ -52,6 +52,8 @@ class AlbertTextModel(keras.Model):
 
     def export_serving(self, path):
         """A SavedModel with `serve(texts)` and `serve_pairs(text_a, text_b)`."""
+        if not self.built:
+            self(tf.constant([""]))  # builds the layers from a string batch
         archive = keras.export.ExportArchive()
         archive.track(self)
         # The SentencePiece model is a TF resource the signatures capture.

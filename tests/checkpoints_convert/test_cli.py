@@ -39,3 +39,31 @@ def test_user_errors_exit_2_without_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("albert-convert: error: No checkpoint at")
     assert "Traceback" not in err
+
+
+def test_text_model_with_the_release_vocabulary(official, tmp_path):
+    import shutil
+
+    import tensorflow as tf
+
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    release = tmp_path / "release"
+    shutil.copytree(official["v1_dropout_classifier"], release)
+    # Our 8k model stands in for 30k-clean.model; "the" is piece 7, inside the
+    # test checkpoint's vocabulary of 97.
+    shutil.copy(SPM_MODEL_PATH, release / "30k-clean.model")
+    out = str(tmp_path / "text.keras")
+    args = [str(release), "--model", "classifier", "--output", out]
+    assert (
+        main(args + ["--text-model", "12", "--saved-model", str(tmp_path / "sm")]) == 0
+    )
+    model = keras.saving.load_model(out)
+    tokens = model.tokenizer(tf.constant(["the"]))
+    assert tokens.to_list()[0] and max(tokens.to_list()[0]) < 97
+    logits = model(tf.constant(["the"]))["logits"]
+    assert logits.shape == (1, 3)
+    loaded = tf.saved_model.load(str(tmp_path / "sm"))  # keep it alive
+    served = loaded.serve(tf.constant(["the"]))
+    assert max_abs_diff(served["logits"], logits) < 1e-5
+    assert main(args + ["--model", "backbone", "--text-model", "12"]) == 2
