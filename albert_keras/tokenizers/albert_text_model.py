@@ -57,7 +57,8 @@ class AlbertTextModel(keras.Model):
         archive = keras.export.ExportArchive()
         archive.track(self)
         # The SentencePiece model is a TF resource the signatures capture.
-        archive.track(self.tokenizer.sentencepiece)
+        for resource in self.tokenizer.resources:
+            archive.track(resource)
         spec = tf.TensorSpec([None], tf.string)
         archive.add_endpoint("serve", lambda texts: self(texts), input_signature=[spec])
         archive.add_endpoint(

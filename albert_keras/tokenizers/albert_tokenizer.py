@@ -75,6 +75,17 @@ class AlbertTokenizer(keras.layers.Layer):
                 "Not a SentencePiece model (use the release's 30k-clean.model or "
                 f"one made by `albert-keras vocab`): {e}"
             ) from None
+        import sentencepiece as spm
+
+        self._sp_ids = tf_text.SentencepieceTokenizer(
+            model=self._proto, out_type=tf.int32
+        )
+        processor = spm.SentencePieceProcessor(model_proto=self._proto)
+        pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
+        self._digit_comma = tf.constant(
+            [len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in pieces]
+        )
+        self._comma_id = processor.piece_to_id(",")
         for piece, expected in (
             ("<pad>", 0),
             ("[CLS]", 2),
@@ -89,9 +100,9 @@ class AlbertTokenizer(keras.layers.Layer):
                 )
 
     @property
-    def sentencepiece(self):
-        """The tf-text SentencePiece op holder (a `tf.Module`, for exports)."""
-        return self._sp
+    def resources(self):
+        """The tf-text SentencePiece op holders (`tf.Module`s), for exports."""
+        return [self._sp, self._sp_ids]
 
     # --- vocabulary ---------------------------------------------------------
     def vocabulary_size(self) -> int:
@@ -125,25 +136,28 @@ class AlbertTokenizer(keras.layers.Layer):
 
     def tokenize_pieces(self, inputs):
         """Official pieces (ragged strings) of a batch of texts."""
-        text = tf.convert_to_tensor(inputs)
-        pieces = self._sp.tokenize(self.preprocess(text))
-        flat = pieces.flat_values
-        # The `encode_pieces` rule: "…5," -> re-encode "…5" without "▁", then ",".
+        return tf.ragged.map_flat_values(self._sp.id_to_string, self._tokenize(inputs))
+
+    def _tokenize(self, text):
+        ids = self._sp_ids.tokenize(self.preprocess(tf.convert_to_tensor(text)))
+        flat = ids.flat_values
+        # The `encode_pieces` rule: a piece "…5," is re-encoded as "…5" without
+        # "▁", then ",". Which pieces qualify is a property of the vocabulary,
+        # computed once with Python's isdigit (as the official code tests).
         # (Under Python 3 the official check for a leading "▁" never holds, so
         # the re-encoded pieces keep theirs.)
-        hit = tf.logical_and(
-            tf.strings.length(flat, unit="UTF8_CHAR") > 1,
-            tf.strings.regex_full_match(flat, r".*\p{Nd},"),
-        )
+        hit = tf.gather(self._digit_comma, flat)
         hit_index = tf.where(hit)[:, 0]
-        stems = tf.gather(flat, hit_index)
+        stems = self._sp.id_to_string(tf.gather(flat, hit_index))
         lengths = tf.strings.length(stems) - 1  # the comma is one byte
         stems = tf.strings.substr(stems, tf.zeros_like(lengths), lengths)
-        sub = self._sp.tokenize(tf.strings.regex_replace(stems, SPIECE_UNDERLINE, ""))
-        comma = tf.RaggedTensor.from_tensor(tf.fill([tf.shape(stems)[0], 1], ","))
-        sub = tf.concat([sub, comma], axis=1)
-        # Every flat piece becomes itself or its replacement: sort all output
-        # pieces by (piece index, position), then rebuild the rows.
+        sub = self._sp_ids.tokenize(
+            tf.strings.regex_replace(stems, SPIECE_UNDERLINE, "")
+        )
+        comma = tf.fill([tf.shape(stems)[0], 1], self._comma_id)
+        sub = tf.concat([sub, tf.RaggedTensor.from_tensor(comma)], axis=1)
+        # Every flat id becomes itself or its replacement: sort all outputs by
+        # (piece index, position), then rebuild the rows.
         keep = tf.where(tf.logical_not(hit))[:, 0]
         positions = tf.ragged.range(sub.row_lengths()).flat_values
         keys = tf.concat(
@@ -155,7 +169,7 @@ class AlbertTokenizer(keras.layers.Layer):
         per_piece = tf.tensor_scatter_nd_update(
             tf.ones_like(flat, dtype=tf.int64), hit_index[:, None], sub.row_lengths()
         )
-        per_text = tf.RaggedTensor.from_row_lengths(per_piece, pieces.row_lengths())
+        per_text = tf.RaggedTensor.from_row_lengths(per_piece, ids.row_lengths())
         return tf.RaggedTensor.from_row_lengths(values, tf.reduce_sum(per_text, axis=1))
 
     def __call__(self, inputs, *args, **kwargs):
@@ -169,9 +183,7 @@ class AlbertTokenizer(keras.layers.Layer):
             hasattr(inputs, "shape") and len(inputs.shape) == 0
         )
         text = tf.reshape(tf.convert_to_tensor(inputs), [-1])
-        pieces = self.tokenize_pieces(text)
-        ids = tf.ragged.map_flat_values(self._sp.string_to_id, pieces)
-        ids = tf.cast(ids, tf.int32)
+        ids = self._tokenize(text)
         return ids[0] if scalar else ids
 
     def detokenize(self, ids):

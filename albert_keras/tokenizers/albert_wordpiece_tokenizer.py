@@ -81,6 +81,11 @@ class AlbertWordPieceTokenizer(keras.layers.Layer):
             max_bytes_per_word=1000,
         )
 
+    @property
+    def resources(self):
+        """The tf-text tokenizer (a `tf.Module` holding the table), for exports."""
+        return [self._bert]
+
     def vocabulary_size(self) -> int:
         return len(self.vocabulary)
 
