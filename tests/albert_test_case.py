@@ -13,6 +13,28 @@ import tempfile
 
 import keras
 import numpy as np
+import pytest
+
+
+def shared_data_dir() -> str:
+    """The project's real text data (`../shared/data` beside the repository).
+
+    `ALBERT_KERAS_SHARED_DATA` overrides; a missing folder is a failure that
+    says where it was looked for, never a silent skip.
+    """
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    candidates = [
+        os.environ.get("ALBERT_KERAS_SHARED_DATA", ""),
+        os.path.join(repo, "..", "shared", "data"),
+        "/work/shared/data",
+    ]
+    for candidate in candidates:
+        if candidate and os.path.isdir(os.path.join(candidate, "pretrain")):
+            return os.path.abspath(candidate)
+    pytest.fail(
+        "The shared text data is not found (looked in "
+        f"{[c for c in candidates if c]}); set ALBERT_KERAS_SHARED_DATA."
+    )
 
 
 def micro_config(vocab_size=60, **changes):

@@ -5,14 +5,13 @@ import os
 import pytest
 import sentencepiece as spm
 import tensorflow as tf
+from albert_test_case import shared_data_dir
 from official_tokenization import official_ids
 
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer
 
-DATA = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "shared", "data", "pretrain"
-)
+DATA = os.path.join(shared_data_dir(), "pretrain")
 EXTRA = [
     "1,000, 2,5, and 10,000,000, then 3,",  # digits before commas
     "Café naïve résumé Ångström",  # accents

@@ -5,13 +5,12 @@ import os
 
 import pytest
 import tensorflow as tf
+from albert_test_case import shared_data_dir
 from official_tokenization import tokenization
 
 from albert_keras.tokenizers import AlbertWordPieceTokenizer
 
-DATA = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "shared", "data", "pretrain"
-)
+DATA = os.path.join(shared_data_dir(), "pretrain")
 EXTRA = [
     "中文 mixed with ASCII Text, café 2,3!",
     "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３，。",
