@@ -1,7 +1,15 @@
-"""The configurations the official code writes checkpoints for (tests import this)."""
+"""The cases the official oracle writes checkpoints for (tests import this).
+
+Import by path: `sys.path.insert(0, "tests/oracle"); from cases import CASES`.
+Each case is the JSON the oracle's `make --spec` takes: name, config (an
+albert_config.json dict), seed, batch_size, seq_length, num_masked, and
+optionally num_labels (official run_classifier head), optimizer_slots
+(`<var>/adam_m`, `<var>/adam_v`, `global_step`) and hub_module (also
+`<name>_hub/` and `<name>_hub_prefixed/` TF1 Hub folders).
+"""
 
 BASE = {
-    "vocab_size": 97,
+    "vocab_size": 100,
     "embedding_size": 16,
     "hidden_size": 32,
     "num_hidden_layers": 3,
@@ -19,6 +27,7 @@ BASE = {
 
 
 def case(name, seed, num_labels=None, **changes):
+    """A tiny case: BASE with `changes`; 3 rows of 12 tokens, 4 masked each."""
     spec = {
         "name": name,
         "config": {**BASE, **changes},
