@@ -15,50 +15,18 @@ from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
 
 def _data_arguments(parser):
-    parser.add_argument(
-        "--input",
-        nargs="+",
-        help="text files (a segment per line, blank line between documents); "
-        "default: the embedded Austen corpus, chapters held out for evaluation",
+    from albert_keras.pretraining.create_data_cli import add_data_arguments
+
+    # None: resolved by `_resolve_defaults` (smaller for the embedded corpus).
+    add_data_arguments(
+        parser, max_seq_length=None, max_predictions_per_seq=None, dupe_factor=2
     )
-    parser.add_argument("--vocab", help="SentencePiece .model (default: embedded 8k)")
-    parser.add_argument("--no-lowercase", action="store_true")
-    parser.add_argument(
-        "--max-seq-length",
-        type=int,
-        help="default 128, or 64 for the embedded corpus",
-    )
-    parser.add_argument(
-        "--max-predictions-per-seq",
-        type=int,
-        help="default 20, or 10 for the embedded corpus",
-    )
-    parser.add_argument("--masked-lm-prob", type=float, default=0.15)
-    parser.add_argument("--short-seq-prob", type=float, default=0.1)
-    parser.add_argument("--dupe-factor", type=int, default=2)
-    parser.add_argument("--ngram", type=int, default=3)
-    parser.add_argument(
-        "--random-next-sentence",
-        action="store_true",
-        help="NSP-style pairs instead of sentence order (paper Table 5)",
-    )
-    parser.add_argument(
-        "--split-sentences",
-        action="store_true",
-        help="split lines into sentences (default for the embedded corpus)",
-    )
-    parser.add_argument("--seed", type=int, default=12345)
-    parser.add_argument("--num-workers", type=int, default=1)
 
 
 def add_parsers(subparsers):
-    create = subparsers.add_parser(
-        "create-data",
-        help="text -> official pretraining TFRecords (SOP + n-gram masking)",
-    )
-    _data_arguments(create)
-    create.add_argument("--output", required=True, help="folder for the shards")
-    create.set_defaults(run=run_create_data)
+    from albert_keras.pretraining.create_data_cli import add_parser
+
+    add_parser(subparsers)  # create-data
 
     pretrain = subparsers.add_parser(
         "pretrain",
@@ -111,20 +79,10 @@ def _resolve_defaults(args):
 
 
 def _data_options(args):
+    from albert_keras.pretraining.create_data_cli import data_options
+
     _resolve_defaults(args)
-    return dict(
-        vocab=args.vocab or SPM_MODEL_PATH,
-        lower=not args.no_lowercase,
-        max_seq_length=args.max_seq_length,
-        max_predictions_per_seq=args.max_predictions_per_seq,
-        masked_lm_prob=args.masked_lm_prob,
-        short_seq_prob=args.short_seq_prob,
-        dupe_factor=args.dupe_factor,
-        ngram=args.ngram,
-        random_next_sentence=args.random_next_sentence,
-        seed=args.seed,
-        num_workers=args.num_workers,
-    )
+    return dict(data_options(args), vocab=args.vocab or SPM_MODEL_PATH)
 
 
 def split_embedded_corpus(folder, every=10):
@@ -143,37 +101,14 @@ def split_embedded_corpus(folder, every=10):
     return paths
 
 
-def run_create_data(args):
-    from albert_keras.pretraining.pretraining_data import create_pretraining_data
-
-    stats = create_pretraining_data(
-        args.input or [CORPUS_PATH],
-        args.output,
-        split_sentences=args.split_sentences or not args.input,
-        **_data_options(args),
-    )
-    _print_stats(stats)
-    return 0
-
-
-def _print_stats(stats):
-    lengths = stats["ngram_lengths"]
-    total = sum(lengths.values()) or 1
-    shares = ", ".join(f"{n}: {c / total:.2f}" for n, c in lengths.items())
-    speed = stats["bytes"] / 1e6 / stats["seconds"]
-    print(
-        f"{stats['instances']} instances from {stats['documents']} documents in "
-        f"{stats['seconds']:.1f} s ({speed:.2f} MB/s); "
-        f"masked {stats['masked'] / stats['tokens']:.3f} of tokens; n-gram spans "
-        f"{shares}; SOP labels 0/1: {stats.get('label_0', 0)}/{stats.get('label_1', 0)}"
-    )
-
-
 def run_pretrain(args):
     import keras
 
     from albert_keras.config import AlbertConfig
-    from albert_keras.pretraining.pretraining_data import create_pretraining_data
+    from albert_keras.pretraining.pretraining_data import (
+        create_pretraining_data,
+        format_stats,
+    )
     from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
     from albert_keras.training.pretraining_run import run_pretraining, unigram_accuracy
     from albert_keras.training.strategies import get_strategy
@@ -203,16 +138,18 @@ def run_pretrain(args):
             print("Creating pretraining data ...", flush=True)
             stats = create_pretraining_data(
                 inputs,
-                os.path.join(data_dir, "train"),
+                os.path.join(data_dir, "train", ""),
                 split_sentences=args.split_sentences or not args.input,
                 **_data_options(args),
             )
-            _print_stats(stats)
+            print(format_stats(stats))
             if held:
-                options = dict(_data_options(args), dupe_factor=1, seed=args.seed + 1)
+                options = dict(
+                    _data_options(args), dupe_factor=1, seed=args.seed + 1, num_shards=1
+                )
                 create_pretraining_data(
                     [held],
-                    os.path.join(data_dir, "eval"),
+                    os.path.join(data_dir, "eval", ""),
                     split_sentences=True,
                     verbose=False,
                     **options,

@@ -1,427 +1,441 @@
-"""Pretraining data: documents -> SOP segment pairs with n-gram masking -> TFRecords.
+"""`create_pretraining_data`: text files -> sharded official pretraining TFRecords.
 
-The algorithm of the official `create_pretraining_data.py`, seeded: each
-document is cut into chunks of about `max_seq_length - 3` tokens at segment
-(line) boundaries, a chunk is split into A and B at a random segment, and for
-sentence-order prediction A and B are swapped with probability 0.5 (label 1);
-a chunk of a single segment is cut in two at a word start (the official code
-would pair it with another document, an NSP example inside SOP data);
-with `random_next_sentence` B comes from another document instead (NSP, for
-the paper's Table 5 comparison). 10% of the chunks get a random shorter
-target length. Masking picks n-grams of whole words with p(n) proportional to
-1/n (n <= 3) until 15% of the tokens (at most `max_predictions_per_seq`) are
-chosen; 80% become [MASK], 10% a random token, 10% stay. The records hold the
-official features, so files written by either program are interchangeable.
+What the official `create_pretraining_data.py` does, seeded, batched and in
+parallel: documents (`read_documents`) are tokenized a batch of lines at a
+time (`CorpusTokenizer`, the package's in-graph tokenizers), cut into SOP
+(or NSP) segment pairs (`SegmentPairer`), masked with whole-word n-grams
+(`NgramMasker`) and serialized (`ExampleEncoder`) with the official features,
+`dupe_factor` times with fresh pairs and masks. The records parse with the
+official `run_pretraining.input_fn_builder` and its files parse with ours.
 
-All randomness comes from a NumPy generator seeded from `seed` and the input
-file's index (the official n-gram draw is unseeded), so the same seed writes
-the same bytes.
+Every draw of input file `i` comes from `numpy.random.default_rng([seed, i])`,
+so the same inputs, seed and shard count give the same bytes with any number
+of workers. Each file's pairs are drawn from its own documents (an NSP
+"random next" segment comes from another document of the same file), and its
+instances are shuffled within each pass; the instances of all files are then
+dealt round-robin to the output shards, as the official writer deals them
+to its output files.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import re
+import struct
+import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-_PUNCTUATION = set("!\"#$%&'()*+,-./:;?@[\\]^_`{|}~")
-_ENGLISH = set("abcdefghijklmnopqrstuvwxyz")
+from albert_keras.pretraining.example_encoder import ExampleEncoder
+from albert_keras.pretraining.ngram_masker import NgramMasker
+from albert_keras.pretraining.segment_pairer import SegmentPairer
+from albert_keras.pretraining.text_documents import read_documents
+
+_BLOCK = 2048  # instances masked and encoded at a time
 
 
-def is_word_start(piece: str) -> bool:
-    """Official `_is_start_piece_sp`: a piece that begins a word for masking."""
-    return (
-        piece.startswith(("\u2581", "<"))
-        or piece in _PUNCTUATION
-        or not all(c.lower() in _ENGLISH or c in _PUNCTUATION for c in piece)
-    )
-
-
-_SENTENCE_END = re.compile(
-    r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])"
-)
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """Sentences of an English paragraph (ends at . ! ? before a capital)."""
-    return [s for s in _SENTENCE_END.split(paragraph) if s.strip()]
-
-
-def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
-    """Documents of a text file: one segment per line, blank lines between.
-
-    With `sentences`, each line (a paragraph) is split into sentences, so that
-    segment pairs can be cut inside long paragraphs (the official input has a
-    sentence per line).
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise ValueError(f"Cannot read {path!r}: {e.strerror}.") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"{path!r} is not UTF-8 text (byte {e.start}). Convert it, e.g. "
-            "`iconv -f latin1 -t utf-8`."
-        ) from None
-    documents, current = [], []
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            current.extend(split_sentences(line) if sentences else [line])
-        elif current:
-            documents.append(current)
-            current = []
-    if current:
-        documents.append(current)
-    return documents
-
-
-def _truncate_pair(a, b, max_tokens, rng):
-    while len(a) + len(b) > max_tokens:
-        longer = a if len(a) > len(b) else b
-        if rng.random() < 0.5:
-            del longer[0]
-        else:
-            longer.pop()
-
-
-def mask_ngrams(
-    pieces, ids, rng, *, masked_lm_prob, max_predictions, vocab_size, mask_id, ngram=3
-):
-    """Whole-word n-gram masking; returns (ids, positions, labels, span_words).
-
-    `span_words` lists the number of words of each masked span (its n).
-    """
-    words = []
-    for i, piece in enumerate(pieces):
-        if piece in ("[CLS]", "[SEP]"):
-            continue
-        if words and not is_word_start(piece):
-            words[-1].append(i)
-        else:
-            words.append([i])
-    return mask_words(
-        words,
-        ids,
-        len(pieces),
-        rng,
-        masked_lm_prob=masked_lm_prob,
-        max_predictions=max_predictions,
-        vocab_size=vocab_size,
-        mask_id=mask_id,
-        ngram=ngram,
-    )
-
-
-def mask_words(
-    words,
-    ids,
-    length,
-    rng,
-    *,
-    masked_lm_prob,
-    max_predictions,
-    vocab_size,
-    mask_id,
-    ngram=3,
-):
-    """`mask_ngrams` on words given as position lists (e.g. from `token_boundary`)."""
-    if masked_lm_prob == 0:  # unmasked data, for dynamic masking later
-        return list(ids), [], [], []
-    num_to_predict = min(max_predictions, max(1, int(round(length * masked_lm_prob))))
-    pvals = 1.0 / np.arange(1, ngram + 1)
-    pvals /= pvals.sum()
-    starts = rng.permutation(len(words))
-    output = list(ids)
-    covered, chosen, spans = set(), [], []
-    for start in starts:
-        if len(chosen) >= num_to_predict:
-            break
-        longest = min(ngram, len(words) - start)
-        n = rng.choice(
-            np.arange(1, longest + 1), p=pvals[:longest] / pvals[:longest].sum()
+def expand_inputs(input_files) -> list[str]:
+    """Files matching each path or glob, in the order given (sorted per glob)."""
+    patterns = [input_files] if isinstance(input_files, str) else list(input_files)
+    if not patterns:
+        raise ValueError("No input files given. Pass text files or glob patterns.")
+    paths = []
+    for pattern in patterns:
+        matched = sorted(glob.glob(pattern)) or (
+            [pattern] if os.path.exists(pattern) else []
         )
-        span = [i for w in words[start : start + n] for i in w]
-        while len(chosen) + len(span) > num_to_predict and n > 1:
-            n -= 1
-            span = [i for w in words[start : start + n] for i in w]
-        if len(chosen) + len(span) > num_to_predict or covered.intersection(span):
-            continue
-        spans.append(int(n))
-        for index in span:
-            covered.add(index)
-            chosen.append(index)
-            if rng.random() < 0.8:
-                output[index] = mask_id
-            elif rng.random() >= 0.5:
-                output[index] = int(rng.integers(0, vocab_size))
-    chosen.sort()
-    return output, chosen, [ids[i] for i in chosen], spans
+        if not matched:
+            raise ValueError(
+                f"No input file matches {pattern!r}. Check the path; quote globs "
+                "such as 'corpus/*.txt' so the shell does not expand them."
+            )
+        paths.extend(matched)
+    return paths
 
 
-def create_instances(
-    documents, rng, *, max_seq_length, short_seq_prob, random_next_sentence
-):
-    """Segment pairs of tokenized documents: (a, b, label) with pieces and ids.
-
-    `documents` is a list of documents, each a list of (pieces, ids) segments.
-    """
-    max_tokens = max_seq_length - 3
-    instances = []
-    for doc_index, document in enumerate(documents):
-        target = max_tokens
-        if rng.random() < short_seq_prob:
-            target = int(rng.integers(2, max_tokens + 1))
-        chunk, length, i = [], 0, 0
-        while i < len(document):
-            chunk.append(document[i])
-            length += len(document[i][0])
-            if i == len(document) - 1 or length >= target:
-                a_end = int(rng.integers(1, len(chunk))) if len(chunk) >= 2 else 1
-                a = [t for seg in chunk[:a_end] for t in zip(*seg, strict=True)]
-                b = [t for seg in chunk[a_end:] for t in zip(*seg, strict=True)]
-                label = 0
-                if len(chunk) == 1 and not random_next_sentence and len(a) >= 2:
-                    # SOP needs two consecutive segments of one document. The
-                    # official code pairs a lone segment with a random other
-                    # document (labelled 1, an NSP example inside SOP data);
-                    # we cut the segment in two at a word start instead.
-                    starts = [k for k in range(1, len(a)) if is_word_start(a[k][0])]
-                    cut = (
-                        starts[int(rng.integers(0, len(starts)))]
-                        if starts
-                        else len(a) // 2
-                    )
-                    a, b = a[:cut], a[cut:]
-                    if rng.random() < 0.5:
-                        a, b, label = b, a, 1
-                elif len(chunk) == 1 or (random_next_sentence and rng.random() < 0.5):
-                    if len(documents) < 2:
-                        chunk, length, i = [], 0, i + 1
-                        continue
-                    other = doc_index
-                    while other == doc_index:
-                        other = int(rng.integers(0, len(documents)))
-                    segments = documents[other]
-                    b = []
-                    for seg in segments[int(rng.integers(0, len(segments))) :]:
-                        b.extend(zip(*seg, strict=True))
-                        if len(b) >= target - len(a):
-                            break
-                    i -= len(chunk) - a_end  # put the unused segments back
-                    label = 1
-                elif not random_next_sentence and rng.random() < 0.5:
-                    a, b, label = b, a, 1  # sentence-order prediction: swapped
-                _truncate_pair(a, b, max_tokens, rng)
-                if a and b:
-                    instances.append((a, b, label))
-                chunk, length = [], 0
-            i += 1
-    return instances
+def output_paths(output: str, num_shards: int) -> list[str]:
+    """Shard paths: `DIR/part-00000-of-00004.tfrecord` for a folder (existing or
+    ending in a separator), else `PREFIX-00000-of-00004.tfrecord`; a single
+    shard named `*.tfrecord` is written to exactly that path."""
+    if num_shards == 1 and output.endswith((".tfrecord", ".tfrecords")):
+        return [output]
+    if os.path.isdir(output) or output.endswith(("/", os.sep)):
+        prefix = os.path.join(output, "part")
+    else:
+        prefix = output
+    return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
-def _feature_ints(values):
-    import tensorflow as tf
-
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-
-
-def _serialize(a, b, label, rng, options):
-    import tensorflow as tf
-
-    pieces = ["[CLS]"] + [p for p, _ in a] + ["[SEP]"] + [p for p, _ in b] + ["[SEP]"]
-    ids = [options["cls_id"]] + [t for _, t in a] + [options["sep_id"]]
-    ids += [t for _, t in b] + [options["sep_id"]]
-    segments = [0] * (len(a) + 2) + [1] * (len(b) + 1)
-    boundary = [1 if p in ("[CLS]", "[SEP]") or is_word_start(p) else 0 for p in pieces]
-    masked, positions, labels, spans = mask_ngrams(
-        pieces,
-        ids,
-        rng,
-        masked_lm_prob=options["masked_lm_prob"],
-        max_predictions=options["max_predictions_per_seq"],
-        vocab_size=options["vocab_size"],
-        mask_id=options["mask_id"],
-        ngram=options["ngram"],
+def _build_features(ids, spans, labels, masker, cls_id, sep_id, max_seq_length, rng):
+    """`[CLS] a [SEP] b [SEP]` rows from token spans, masked: the feature arrays."""
+    a_start, a_end, b_start, b_end = (spans[:, k, None] for k in range(4))
+    a_len, b_len = a_end - a_start, b_end - b_start
+    lengths = (a_len + b_len + 3)[:, 0]
+    col = np.arange(max_seq_length)[None, :]
+    in_a = (col >= 1) & (col <= a_len)
+    in_b = (col >= a_len + 2) & (col < a_len + 2 + b_len)
+    source = np.where(
+        in_a, a_start + col - 1, np.where(in_b, b_start + col - a_len - 2, 0)
     )
-    length, predictions = options["max_seq_length"], options["max_predictions_per_seq"]
-    pad = length - len(ids)
-    pad_p = predictions - len(positions)
-    features = {
-        "input_ids": _feature_ints(masked + [0] * pad),
-        "input_mask": _feature_ints([1] * len(ids) + [0] * pad),
-        "segment_ids": _feature_ints(segments + [0] * pad),
-        "token_boundary": _feature_ints(boundary + [0] * pad),
-        "masked_lm_positions": _feature_ints(positions + [0] * pad_p),
-        "masked_lm_ids": _feature_ints(labels + [0] * pad_p),
-        "masked_lm_weights": tf.train.Feature(
-            float_list=tf.train.FloatList(value=[1.0] * len(positions) + [0.0] * pad_p)
-        ),
-        "next_sentence_labels": _feature_ints([label]),
-    }
-    example = tf.train.Example(features=tf.train.Features(feature=features))
-    return example.SerializeToString(), positions, ids, spans
+    rows = np.where(in_a | in_b, ids[source], 0).astype(np.int32)
+    index = np.arange(len(spans))
+    rows[:, 0] = cls_id
+    rows[index, a_len[:, 0] + 1] = sep_id
+    rows[index, lengths - 1] = sep_id
+    valid = col < lengths[:, None]
+    features = masker.mask(rows, lengths, rng)
+    span_words = features.pop("span_words")
+    features["input_mask"] = valid.astype(np.int32)
+    features["segment_ids"] = (valid & (col >= a_len + 2)).astype(np.int32)
+    features["token_boundary"] = masker.token_boundary(rows, lengths)
+    features["next_sentence_labels"] = labels
+    return features, lengths, span_words
 
 
-def _process_file(job):
-    """Tokenize, pair, mask and write one input file (runs in a worker)."""
+def _write_file_instances(job, progress=None) -> dict:
+    """Pairs, masks and writes the instances of one tokenized input file."""
     import tensorflow as tf
 
-    from albert_keras.pretraining.sentencepiece_text import SentencePieceText
-
-    index, path, output, options = job
+    index, ids, segment_lengths, document_starts, path, options = job
     rng = np.random.default_rng([options["seed"], index])
-    text = SentencePieceText(options["vocab"], lower=options["lower"])
-    options = dict(
-        options,
-        vocab_size=text.vocab_size,
-        cls_id=text.cls_id,
-        sep_id=text.sep_id,
-        mask_id=text.mask_id,
+    word_starts = options["word_starts"]
+    pairer = SegmentPairer(
+        options["max_seq_length"],
+        options["short_seq_prob"],
+        options["random_next_sentence"],
+        word_starts,
     )
-    documents = read_documents(path, options["split_sentences"])
-    flat = [seg for doc in documents for seg in doc]
-    encoded = iter(text.encode(flat))
-    tokenized = [[next(encoded) for _ in doc] for doc in documents]
-    tokenized = [[seg for seg in doc if seg[0]] for doc in tokenized]
-    tokenized = [doc for doc in tokenized if doc]
+    masker = NgramMasker(
+        len(word_starts),
+        word_starts,
+        masked_lm_prob=options["masked_lm_prob"],
+        max_predictions_per_seq=options["max_predictions_per_seq"],
+        ngram=options["ngram"],
+        do_whole_word_mask=options["do_whole_word_mask"],
+        mask_id=options["mask_id"],
+        cls_id=options["cls_id"],
+        sep_id=options["sep_id"],
+    )
+    encoder = ExampleEncoder()
     stats = Counter()
-    ngram_lengths = Counter()
-    with tf.io.TFRecordWriter(output) as writer:
+    span_words = np.zeros(options["ngram"] + 1, np.int64)
+    with tf.io.TFRecordWriter(path) as writer:
         for _ in range(options["dupe_factor"]):
-            order = rng.permutation(len(tokenized))
-            shuffled = [tokenized[i] for i in order]
-            for a, b, label in create_instances(
-                shuffled,
-                rng,
-                max_seq_length=options["max_seq_length"],
-                short_seq_prob=options["short_seq_prob"],
-                random_next_sentence=options["random_next_sentence"],
-            ):
-                record, positions, ids, spans = _serialize(a, b, label, rng, options)
-                writer.write(record)
-                stats["instances"] += 1
-                stats["tokens"] += len(ids)
-                stats["masked"] += len(positions)
-                stats[f"label_{label}"] += 1
-                ngram_lengths.update(spans)
-    stats["documents"] = len(tokenized)
-    stats["bytes"] = os.path.getsize(path)
-    return dict(stats), dict(ngram_lengths)
+            spans, labels, skipped = pairer.pairs(
+                ids, segment_lengths, document_starts, rng
+            )
+            stats["skipped_segments"] += skipped
+            order = rng.permutation(len(spans))
+            for start in range(0, len(order), _BLOCK):
+                chosen = order[start : start + _BLOCK]
+                features, lengths, spans_n = _build_features(
+                    ids,
+                    spans[chosen],
+                    labels[chosen],
+                    masker,
+                    options["cls_id"],
+                    options["sep_id"],
+                    options["max_seq_length"],
+                    rng,
+                )
+                for record in encoder.encode(features):
+                    writer.write(record)
+                span_words += spans_n
+                stats["instances"] += len(chosen)
+                stats["tokens"] += int(lengths.sum())
+                stats["masked"] += int(features["masked_lm_weights"].sum())
+                stats["label_1"] += int(features["next_sentence_labels"].sum())
+            if progress is not None:
+                progress(len(spans))
+    stats["label_0"] = stats["instances"] - stats["label_1"]
+    stats = dict(stats)
+    stats["span_words"] = span_words
+    return stats
+
+
+def _merge_shards(temp_paths, outputs):
+    """Deals the records of the per-file temporary TFRecords round-robin to shards.
+
+    TFRecord frames (length, its CRC, data, its CRC) are copied as they are.
+    """
+    if len(temp_paths) == 1 and len(outputs) == 1:
+        os.replace(temp_paths[0], outputs[0])
+        return
+    writers = [open(p, "wb") for p in outputs]
+    try:
+        count = 0
+        for path in temp_paths:
+            with open(path, "rb") as f:
+                while True:
+                    header = f.read(12)
+                    if not header:
+                        break
+                    (length,) = struct.unpack("<Q", header[:8])
+                    writers[count % len(writers)].write(header + f.read(length + 4))
+                    count += 1
+            os.remove(path)
+    finally:
+        for w in writers:
+            w.close()
+
+
+class _Progress:
+    """A one-line progress report: rewritten in place on a terminal, else every 10%."""
+
+    def __init__(self, total, enabled):
+        self.total, self.done, self.enabled = max(total, 1e-9), 0.0, enabled
+        self.start, self.instances, self.shown = time.perf_counter(), 0, -1
+        self.tty = enabled and sys.stdout.isatty()
+
+    def update(self, amount, instances=0):
+        self.done += amount
+        self.instances += instances
+        if not self.enabled:
+            return
+        share = min(self.done / self.total, 1.0)
+        tenth = int(share * 10)
+        if not self.tty and tenth == self.shown:
+            return
+        self.shown = tenth
+        seconds = time.perf_counter() - self.start
+        line = (
+            f"create-data: {100 * share:3.0f}% | {self.instances} instances | "
+            f"{seconds:.0f} s"
+        )
+        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n")
+        sys.stdout.flush()
+
+    def close(self):
+        if self.tty:
+            print()
 
 
 def create_pretraining_data(
     input_files,
-    output_dir: str,
+    output: str,
     vocab: str | None = None,
     *,
-    lower: bool = True,
+    tokenizer=None,
+    lowercase: bool = True,
     max_seq_length: int = 512,
     max_predictions_per_seq: int = 20,
     masked_lm_prob: float = 0.15,
     short_seq_prob: float = 0.1,
     dupe_factor: int = 1,
     ngram: int = 3,
+    do_whole_word_mask: bool = True,
     random_next_sentence: bool = False,
     split_sentences: bool = False,
     seed: int = 12345,
+    num_shards: int | None = None,
     num_workers: int = 1,
     verbose: bool = True,
 ) -> dict:
-    """Writes one TFRecord shard per input file into `output_dir`; returns stats.
+    """Writes official ALBERT pretraining TFRecords from text files; returns stats.
 
     Args:
-        input_files: paths or glob patterns of text files (one segment per
-            line, a blank line between documents).
-        output_dir: where `*.tfrecord` shards go.
-        vocab: SentencePiece `.model` (default: the embedded 8k model).
-        lower: lowercase (the released English models do).
-        max_seq_length, max_predictions_per_seq, masked_lm_prob,
-            short_seq_prob, dupe_factor, ngram, random_next_sentence: as the
-            official flags.
-        split_sentences: split each line into sentences (for corpora with a
-            paragraph per line, like the embedded one).
-        seed: the same seed writes the same bytes.
-        num_workers: processes, one input file each at a time.
+        input_files: paths or glob patterns of UTF-8 text files: one segment
+            (sentence or paragraph) per line, a blank line between documents.
+        output: a folder (existing, or ending in "/") for
+            `part-00000-of-0000N.tfrecord` shards, or a prefix for
+            `PREFIX-00000-of-0000N.tfrecord` (or, with one shard, a path
+            ending in `.tfrecord`).
+        vocab: SentencePiece `.model` or WordPiece `vocab.txt`; default the
+            embedded `austen-8k.model`.
+        tokenizer: instead of `vocab`, an `AlbertTokenizer` or
+            `AlbertWordPieceTokenizer` layer, or a `CorpusTokenizer` (it
+            runs in this process; workers only pair, mask and write).
+        lowercase: the official `do_lower_case` (True for the released
+            English models).
+        max_seq_length: pieces per instance (512 in the paper).
+        max_predictions_per_seq: masked positions per instance at most.
+        masked_lm_prob: share of pieces to mask (0.15); 0 writes unmasked
+            records for `dynamic_masking`.
+        short_seq_prob: share of documents with a random shorter target (0.1).
+        dupe_factor: passes over the data, each with new pairs and masks (the
+            official default is 40; or write once with `masked_lm_prob=0` and
+            mask in `tf.data`).
+        ngram: longest masked span in words; p(n) proportional to 1/n.
+        do_whole_word_mask: mask whole words (official default True).
+        random_next_sentence: NSP pairs (B from another document half the
+            time, label 1) instead of sentence order (label 1 = swapped).
+        split_sentences: cut each line into sentences (for text with a
+            paragraph per line).
+        seed: the same seed, inputs and `num_shards` write the same bytes.
+        num_shards: output files (default: one per input file).
+        num_workers: processes masking and writing, one input file each at
+            a time, and threads tokenizing.
+        verbose: print a progress line.
 
     Returns:
-        dict: instances, documents, tokens, masked, label counts, the
-        histogram `ngram_lengths` of masked spans by their number of words,
-        seconds, and the `files` written.
+        dict: `instances`, `documents`, `segments`, `tokens` (real pieces,
+        specials included), `masked`, `masked_fraction`, `label_0`/`label_1`,
+        `ngram_lengths` ({n: masked spans of n words}), `skipped_segments`
+        (one-piece segments that could not be paired), `empty_files`,
+        `bytes` of input, `seconds`, `instances_per_second`, `mb_per_second`
+        and `files` (the shards).
+
+    Raises:
+        ValueError: bad arguments, unreadable or non-UTF-8 input, a
+            vocabulary that is not one, or no instance at all.
 
     Example:
-    >>> stats = create_pretraining_data(["corpus.txt"], "data/")  # doctest: +SKIP
+    >>> stats = create_pretraining_data(
+    ...     ["corpus/*.txt"], "data/", max_seq_length=128)  # doctest: +SKIP
+    >>> stats["masked_fraction"]  # doctest: +SKIP
+    0.149
     """
-    from albert_keras.sample_text import SPM_MODEL_PATH
+    start_time = time.perf_counter()
+    for name, value in (
+        ("dupe_factor", dupe_factor),
+        ("num_workers", num_workers),
+        ("num_shards", 1 if num_shards is None else num_shards),
+    ):
+        if int(value) < 1:
+            raise ValueError(f"`{name}` must be at least 1. Received: {name}={value}")
+    # Argument checks of the parts, before any work.
+    SegmentPairer(max_seq_length, short_seq_prob, random_next_sentence)
+    NgramMasker(
+        1,
+        masked_lm_prob=masked_lm_prob,
+        max_predictions_per_seq=max_predictions_per_seq,
+        ngram=ngram,
+    )
+    paths = expand_inputs(input_files)
+    outputs = output_paths(output, num_shards or len(paths))
+    os.makedirs(os.path.dirname(os.path.abspath(outputs[0])), exist_ok=True)
 
-    if max_seq_length < 5:
-        raise ValueError(
-            f"`max_seq_length` must be at least 5 ([CLS] a [SEP] b [SEP]). "
-            f"Received: max_seq_length={max_seq_length}"
+    from albert_keras.pretraining.corpus_tokenizer import CorpusTokenizer
+
+    if isinstance(tokenizer, CorpusTokenizer):
+        corpus_tokenizer = tokenizer
+    else:
+        corpus_tokenizer = CorpusTokenizer(
+            vocab, lowercase, tokenizer=tokenizer, num_threads=num_workers
         )
-    paths = []
-    for pattern in [input_files] if isinstance(input_files, str) else input_files:
-        matched = sorted(glob.glob(pattern))
-        if not matched:
-            raise ValueError(f"No input file matches {pattern!r}.")
-        paths.extend(matched)
-    os.makedirs(output_dir, exist_ok=True)
     options = dict(
-        vocab=vocab or SPM_MODEL_PATH,
-        lower=lower,
         max_seq_length=max_seq_length,
         max_predictions_per_seq=max_predictions_per_seq,
         masked_lm_prob=masked_lm_prob,
         short_seq_prob=short_seq_prob,
         dupe_factor=dupe_factor,
         ngram=ngram,
+        do_whole_word_mask=do_whole_word_mask,
         random_next_sentence=random_next_sentence,
-        split_sentences=split_sentences,
         seed=seed,
+        word_starts=corpus_tokenizer.word_starts,
+        cls_id=corpus_tokenizer.cls_id,
+        sep_id=corpus_tokenizer.sep_id,
+        mask_id=corpus_tokenizer.mask_id,
     )
-    jobs = []
-    for index, path in enumerate(paths):
-        name = os.path.splitext(os.path.basename(path))[0]
-        jobs.append(
-            (
-                index,
-                path,
-                os.path.join(output_dir, f"{index:03d}-{name}.tfrecord"),
-                options,
+    sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
+    progress = _Progress(sum(sizes) * (1 + dupe_factor), verbose)
+    totals = Counter()
+    temp_paths, results = [], []
+    pool = None
+    if num_workers > 1 and len(paths) > 1:
+        import multiprocessing
+
+        # Spawned, not forked: the parent runs TensorFlow threads.
+        pool = multiprocessing.get_context("spawn").Pool(num_workers)
+    try:
+        for index, (path, size) in enumerate(zip(paths, sizes, strict=True)):
+            documents = read_documents(path, split_sentences)
+            if not documents:
+                totals["empty_files"] += 1
+            lines = [line for doc in documents for line in doc]
+            ids, line_lengths = corpus_tokenizer.encode(lines)
+            doc_of_line = np.repeat(
+                np.arange(len(documents)), [len(d) for d in documents]
             )
-        )
-    start = time.perf_counter()
-    totals, lengths = Counter(), Counter()
-    if num_workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(num_workers) as pool:
-            results = list(pool.map(_process_file, jobs))
-    else:
-        results = []
-        for job in jobs:
-            results.append(_process_file(job))
-            if verbose:
-                print(
-                    f"  {job[1]}: {results[-1][0].get('instances', 0)} instances",
-                    flush=True,
+            kept = line_lengths > 0  # the official code drops lines without pieces
+            segment_docs = doc_of_line[kept]
+            document_starts = np.searchsorted(
+                segment_docs, np.arange(len(documents) + 1), "left"
+            )
+            document_starts = np.unique(document_starts)  # drops empty documents
+            totals["documents"] += len(document_starts) - 1
+            totals["segments"] += int(kept.sum())
+            progress.update(size)
+            temp = f"{outputs[0]}.tmp-{os.getpid()}-{index:05d}"
+            temp_paths.append(temp)
+            job = (index, ids, line_lengths[kept], document_starts, temp, options)
+            if pool is None:
+                results.append(
+                    _write_file_instances(job, lambda n, s=size: progress.update(s, n))
                 )
-    for stats, ngrams in results:
-        totals.update(stats)
-        lengths.update(ngrams)
-    if totals["instances"] == 0:
-        raise ValueError(
-            f"No training instance from {paths}: the corpus is empty, or no document "
-            "has text. Documents are runs of non-empty lines separated by blank lines."
+            else:
+                results.append(
+                    pool.apply_async(
+                        _write_file_instances,
+                        (job,),
+                        callback=lambda r, s=size: progress.update(
+                            s * dupe_factor, r.get("instances", 0)
+                        ),
+                    )
+                )
+        if pool is not None:
+            results = [r.get() for r in results]
+        span_words = np.zeros(ngram + 1, np.int64)
+        for result in results:
+            span_words += result.pop("span_words")
+            totals.update(result)
+        if totals["instances"] == 0:
+            raise ValueError(
+                f"No training instance from {paths}: the corpus is empty, or no "
+                "document has two pieces of text. Documents are runs of non-empty "
+                "lines separated by blank lines."
+            )
+        _merge_shards(temp_paths, outputs)
+    finally:
+        progress.close()
+        if pool is not None:
+            pool.terminate()
+        for temp in temp_paths:
+            if os.path.exists(temp):
+                os.remove(temp)
+    seconds = time.perf_counter() - start_time
+    stats = {
+        key: int(totals[key])
+        for key in (
+            "instances",
+            "documents",
+            "segments",
+            "tokens",
+            "masked",
+            "label_0",
+            "label_1",
+            "skipped_segments",
+            "empty_files",
         )
-    result = dict(totals)
-    result["ngram_lengths"] = {int(k): v for k, v in sorted(lengths.items())}
-    result["seconds"] = time.perf_counter() - start
-    result["files"] = [job[2] for job in jobs]
-    return result
+    }
+    stats["masked_fraction"] = stats["masked"] / max(stats["tokens"], 1)
+    stats["ngram_lengths"] = NgramMasker.histogram(span_words)
+    stats["bytes"] = int(sum(sizes))
+    stats["seconds"] = seconds
+    stats["instances_per_second"] = stats["instances"] / seconds
+    stats["mb_per_second"] = stats["bytes"] / 1e6 / seconds
+    stats["files"] = outputs
+    return stats
+
+
+def format_stats(stats: dict) -> str:
+    """A short human summary of `create_pretraining_data`'s stats."""
+    lengths = stats["ngram_lengths"]
+    total = sum(lengths.values()) or 1
+    shares = ", ".join(f"{n}: {c / total:.3f}" for n, c in lengths.items())
+    return (
+        f"{stats['instances']} instances from {stats['documents']} documents "
+        f"({stats['bytes'] / 1e6:.1f} MB) in {stats['seconds']:.1f} s "
+        f"({stats['instances_per_second']:.0f} instances/s, "
+        f"{stats['mb_per_second']:.2f} MB/s) -> {len(stats['files'])} shard(s)\n"
+        f"masked {stats['masked_fraction']:.4f} of {stats['tokens']} pieces; "
+        f"n-gram spans {shares}; labels 0/1: {stats['label_0']}/{stats['label_1']}"
+        + (
+            f"; skipped {stats['skipped_segments']} one-piece segments"
+            if stats["skipped_segments"]
+            else ""
+        )
+    )
