@@ -6,82 +6,140 @@ import keras
 import tensorflow as tf
 
 
+def as_ragged(ids):
+    """Ragged int32 ids from a ragged tensor, a dense 1-D/2-D tensor or lists."""
+    if isinstance(ids, tf.RaggedTensor):
+        return tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64)
+    if isinstance(ids, (list, tuple)):
+        return tf.ragged.constant(ids, tf.int32, ragged_rank=1)
+    ids = tf.convert_to_tensor(ids)
+    if ids.shape.rank == 1:
+        ids = ids[None]
+    return tf.RaggedTensor.from_tensor(tf.cast(ids, tf.int32))
+
+
+def keep_first(ids, lengths):
+    """The first `lengths[i]` ids of each row."""
+    mask = tf.ragged.range(ids.row_lengths()) < tf.expand_dims(
+        tf.cast(lengths, ids.row_splits.dtype), 1
+    )
+    return tf.ragged.boolean_mask(ids, mask)
+
+
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertPacker(keras.layers.Layer):
-    """Packs token ids of one or two texts into fixed-length model inputs.
+    """Packs the ids of one or two texts into model inputs, as `run_classifier`.
 
-    As the official `run_classifier`: `[CLS] a [SEP]` or `[CLS] a [SEP] b
-    [SEP]`, segment ids 0 then 1, padding with 0; a single text is cut to
-    `sequence_length - 2`, a pair by `_truncate_seq_pair` (the longer one loses
-    its last token until the pair fits in `sequence_length - 3`; a tie cuts
-    b), computed in closed form on ragged tensors.
+    The official `convert_single_example`: `[CLS] a [SEP]`, or `[CLS] a [SEP]
+    b [SEP]` when `b` has tokens (an empty `b` packs as a single text, as the
+    official `if tokens_b:` does); segment ids 0 for `[CLS] a [SEP]`, 1 for `b
+    [SEP]`; padding id 0 with segment 0 and mask 0. A single text is cut to
+    `sequence_length - 2` tokens; a pair by `_truncate_seq_pair` (the longer
+    text loses its last token until both fit in `sequence_length - 3`; on a
+    tie `b` loses), computed in closed form on ragged tensors. Texts of any
+    length are fine: they are cut, never an error.
 
     Args:
-        sequence_length: int. Output length.
-        cls_id, sep_id, pad_id: special ids (ALBERT's 2, 3, 0).
+        sequence_length: int. The longest packed sequence.
+        dynamic_length: bool. Pad each batch to its longest packed row
+            instead of to `sequence_length` (the ids are the same; a batch
+            of short texts costs less).
+        cls_id, sep_id, pad_id: special ids (the SentencePiece layout's 2, 3,
+            0; a WordPiece vocabulary's are in `tokenizer.special_token_ids`).
 
     Call arguments:
-        a: ragged int ids [batch, None].
-        b: optional ragged int ids [batch, None].
+        a: ids [batch, None] (ragged, or lists); a 1-D tensor is one text.
+        b: optional ids of the second texts, same batch.
 
-    Returns: dict of int32 [batch, sequence_length]: `token_ids`,
-    `segment_ids`, `padding_mask`.
+    Returns: dict of int32 [batch, length]: `token_ids`, `segment_ids`,
+    `padding_mask` (the inputs of every task model); [length] for 1-D inputs.
 
     Example:
     >>> packer = AlbertPacker(8)
-    >>> a = tf.ragged.constant([[10, 11, 12]])
-    >>> packer(a)["token_ids"].numpy().tolist()
-    [[2, 10, 11, 12, 3, 0, 0, 0]]
+    >>> packer([[10, 11, 12]], [[20, 21, 22, 23]])["token_ids"].numpy().tolist()
+    [[2, 10, 11, 12, 3, 20, 21, 3]]
     """
 
-    def __init__(self, sequence_length, cls_id=2, sep_id=3, pad_id=0, **kwargs):
+    def __init__(
+        self,
+        sequence_length,
+        dynamic_length=False,
+        cls_id=2,
+        sep_id=3,
+        pad_id=0,
+        **kwargs,
+    ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        if sequence_length < 3:
+        if not isinstance(sequence_length, int) or sequence_length < 3:
             raise ValueError(
-                f"`sequence_length` must be at least 3. Received: {sequence_length}"
+                "`sequence_length` must be an integer of at least 3 ([CLS] a "
+                f"[SEP] b [SEP] with one token each). Received: {sequence_length!r}"
             )
         self.sequence_length = sequence_length
-        self.cls_id, self.sep_id, self.pad_id = cls_id, sep_id, pad_id
+        self.dynamic_length = bool(dynamic_length)
+        self.cls_id, self.sep_id, self.pad_id = int(cls_id), int(sep_id), int(pad_id)
 
-    @staticmethod
-    def _keep(ids, lengths):
-        mask = tf.ragged.range(ids.row_lengths()) < tf.expand_dims(
-            tf.cast(lengths, ids.row_splits.dtype), 1
+    @classmethod
+    def for_tokenizer(cls, tokenizer, sequence_length, **kwargs):
+        """A packer with the tokenizer's `[CLS]` and `[SEP]` ids."""
+        ids = tokenizer.special_token_ids
+        return cls(
+            sequence_length, cls_id=ids["cls"], sep_id=ids["sep"], pad_id=0, **kwargs
         )
-        return tf.ragged.boolean_mask(ids, mask)
+
+    def __call__(self, a, b=None, **kwargs):
+        # Keras takes only tensors positionally; lists of ids are welcome here.
+        a = as_ragged(a) if isinstance(a, (list, tuple)) else a
+        if b is None:
+            return super().__call__(a, **kwargs)
+        b = as_ragged(b) if isinstance(b, (list, tuple)) else b
+        return super().__call__(a, b, **kwargs)
 
     def call(self, a, b=None):
-        a = tf.cast(a, tf.int32)
+        one = not isinstance(a, tf.RaggedTensor) and a.shape.rank == 1
+        a = as_ragged(a)
         batch = a.nrows()
+        la = a.row_lengths()
+        if b is None:
+            lb = tf.zeros_like(la)
+            b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), lb)
+        else:
+            b = as_ragged(b)
+            lb = b.row_lengths()
+        has_b = lb > 0
+        # _truncate_seq_pair in closed form (see the class docstring).
+        budget = tf.cast(self.sequence_length - 3, la.dtype)
+        pair_a = tf.minimum(la, tf.maximum(budget - lb, (budget + 1) // 2))
+        new_a = tf.where(has_b, pair_a, tf.minimum(la, budget + 1))
+        new_b = tf.where(has_b, tf.minimum(lb, budget - new_a), 0)
         cls = tf.fill([batch, 1], self.cls_id)
         sep = tf.fill([batch, 1], self.sep_id)
-        if b is None:
-            a = self._keep(a, tf.minimum(a.row_lengths(), self.sequence_length - 2))
-            tokens = tf.concat([cls, a, sep], axis=1)
-            segments = tf.zeros_like(tokens)
-        else:
-            b = tf.cast(b, tf.int32)
-            budget = tf.cast(self.sequence_length - 3, a.row_splits.dtype)
-            la, lb = a.row_lengths(), b.row_lengths()
-            new_a = tf.minimum(la, tf.maximum(budget - lb, (budget + 1) // 2))
-            new_b = tf.minimum(lb, budget - new_a)
-            a, b = self._keep(a, new_a), self._keep(b, new_b)
-            first = tf.concat([cls, a, sep], axis=1)
-            second = tf.concat([b, sep], axis=1)
-            tokens = tf.concat([first, second], axis=1)
-            segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-        shape = [None, self.sequence_length]
-        return {
+        first = tf.concat([cls, keep_first(a, new_a), sep], axis=1)
+        second = tf.concat([keep_first(b, new_b), sep], axis=1)
+        second = keep_first(second, tf.where(has_b, new_b + 1, 0))
+        tokens = tf.concat([first, second], axis=1)
+        segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
+        shape = [None, None if self.dynamic_length else self.sequence_length]
+        out = {
             "token_ids": tokens.to_tensor(self.pad_id, shape=shape),
             "segment_ids": segments.to_tensor(0, shape=shape),
             "padding_mask": tf.ones_like(tokens).to_tensor(0, shape=shape),
+        }
+        return {k: v[0] for k, v in out.items()} if one else out
+
+    def compute_output_spec(self, a, b=None):
+        length = None if self.dynamic_length else self.sequence_length
+        return {
+            key: keras.KerasTensor([None, length], dtype="int32")
+            for key in ("token_ids", "segment_ids", "padding_mask")
         }
 
     def get_config(self):
         return {
             **super().get_config(),
             "sequence_length": self.sequence_length,
+            "dynamic_length": self.dynamic_length,
             "cls_id": self.cls_id,
             "sep_id": self.sep_id,
             "pad_id": self.pad_id,

@@ -6,65 +6,148 @@ import keras
 import tensorflow as tf
 
 from albert_keras.tokenizers.albert_packer import AlbertPacker
-from albert_keras.tokenizers.albert_tokenizer import AlbertTokenizer
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertTextModel(keras.Model):
     """Raw strings in, the task model's outputs out.
 
-    `model.predict(["a sentence", ...])` for single texts, or a tuple/dict of
-    two string tensors (`text_a`, `text_b`) for pairs. `export_serving(path)`
-    writes a SavedModel whose `serve` (and `serve_pairs`) signatures take
-    `tf.string` tensors; it needs neither albert_keras nor Python
-    tokenization to run. Texts longer than `sequence_length` are truncated,
-    never an error.
+    Tokenizes (`AlbertTokenizer` or `AlbertWordPieceTokenizer`, the official
+    rules), packs as the official `run_classifier` (`AlbertPacker`), and runs
+    the task model (any model taking `token_ids`, `segment_ids`,
+    `padding_mask`: `AlbertClassifier`, `AlbertSpanQA`, a backbone).
+
+    - `model.predict(["a sentence", ...])` or `model(tf.constant([...]))`:
+      single texts; `model({"text_a": [...], "text_b": [...]})` or
+      `model((a, b))`: pairs (`[CLS] a [SEP] b [SEP]`).
+    - `model.export(path)` writes a SavedModel whose signatures take
+      `tf.string`: `serve(texts)` and `serve_pairs(text_a, text_b)`. It runs
+      with TensorFlow and `import tensorflow_text` (for the tokenizer ops),
+      without albert_keras or Python tokenization.
+    - `model.save("m.keras")`: the vocabulary travels as an asset.
+
+    Empty strings, texts of any length (cut to `sequence_length`), NULs and
+    bytes that are not UTF-8 (dropped) never fail at serving time.
 
     Args:
-        task_model: e.g. `AlbertClassifier`.
-        tokenizer: `AlbertTokenizer` (its vocabulary travels with the model).
-        sequence_length: packed length.
+        task_model: the Keras model to feed, e.g. `AlbertClassifier`.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`; the
+            packer takes its `[CLS]`/`[SEP]` ids.
+        sequence_length: int. Packed length (at most the model's
+            `max_position_embeddings`).
+        dynamic_length: bool. Pad each batch only to its longest row.
 
     Example:
-    >>> text_model = AlbertTextModel(classifier, tokenizer, 128)  # doctest: +SKIP
-    >>> text_model.predict(["a fine film"])  # doctest: +SKIP
+    >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> from albert_keras.tokenizers import AlbertTokenizer
+    >>> config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    >>> classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    >>> model = AlbertTextModel(classifier, AlbertTokenizer(SPM_MODEL_PATH), 64)
+    >>> model.predict(["A fine, witty film.", "Dull."], verbose=0)["logits"].shape
+    (2, 2)
     """
 
-    def __init__(self, task_model, tokenizer, sequence_length=128, **kwargs):
+    def __init__(
+        self, task_model, tokenizer, sequence_length=128, dynamic_length=False, **kwargs
+    ):
         super().__init__(**kwargs)
+        _check_fit(task_model, tokenizer, sequence_length)
         self.task_model = task_model
         self.tokenizer = tokenizer
         self.sequence_length = sequence_length
-        self.packer = AlbertPacker(sequence_length, name="packer")
+        self.dynamic_length = bool(dynamic_length)
+        self.packer = AlbertPacker.for_tokenizer(
+            tokenizer, sequence_length, dynamic_length=dynamic_length, name="packer"
+        )
+        # The task model holds every weight and is built; the rest has none.
+        self.built = True
 
-    def call(self, inputs, training=False):
+    @staticmethod
+    def _as_tensors(inputs):
+        """Python strings, lists and dicts of them as string tensors."""
+
+        def convert(value):
+            if isinstance(value, (str, bytes, list)) or (
+                isinstance(value, tuple) and value and isinstance(value[0], str)
+            ):
+                return tf.constant(value, tf.string)
+            return value
+
+        if isinstance(inputs, dict):
+            return {key: convert(value) for key, value in inputs.items()}
+        if isinstance(inputs, tuple) and len(inputs) == 2:
+            if not isinstance(inputs[0], (str, bytes)):
+                return tuple(convert(value) for value in inputs)
+        return convert(inputs)
+
+    def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(self._as_tensors(inputs), *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        """`keras.Model.predict` that also takes lists of strings.
+
+        Pairs go as a dict `{"text_a": [...], "text_b": [...]}` (a tuple would
+        be read as (x, y) by Keras).
+        """
+        return super().predict(self._as_tensors(x), *args, **kwargs)
+
+    def pack(self, inputs):
+        """The task model's inputs (dict of int32 [batch, length]) for texts."""
         if isinstance(inputs, dict):
             inputs = (inputs["text_a"], inputs["text_b"])
-        if (
-            isinstance(inputs, (tuple, list))
-            and len(inputs) == 2
-            and not isinstance(inputs[0], str)
-        ):
-            x = self.packer(self.tokenizer(inputs[0]), self.tokenizer(inputs[1]))
-        else:
-            x = self.packer(self.tokenizer(inputs))
-        return self.task_model(x, training=training)
+        if isinstance(inputs, (tuple, list)) and len(inputs) == 2:
+            if not isinstance(inputs[0], (str, bytes)):
+                a, b = (tf.reshape(tf.convert_to_tensor(t), [-1]) for t in inputs)
+                return self.packer(self.tokenizer(a), self.tokenizer(b))
+        texts = tf.reshape(tf.convert_to_tensor(inputs, tf.string), [-1])
+        return self.packer(self.tokenizer(texts))
 
-    def export_serving(self, path):
-        """A SavedModel with `serve(texts)` and `serve_pairs(text_a, text_b)`."""
-        if not self.built:
-            self(tf.constant([""]))  # builds the layers from a string batch
+    def call(self, inputs, training=False):
+        return self.task_model(self.pack(inputs), training=training)
+
+    def export(
+        self,
+        filepath,
+        format="tf_saved_model",
+        verbose=True,
+        input_signature=None,
+        **kwargs,
+    ):
+        """Writes a SavedModel with `serve(texts)` and `serve_pairs(a, b)`.
+
+        Both take string tensors [batch] and return the task model's outputs.
+
+        Args:
+            filepath: folder to write.
+            format: only "tf_saved_model" (strings are TensorFlow's).
+            verbose: print where it went.
+            input_signature: not used: the signatures are fixed.
+        """
+        if format != "tf_saved_model":
+            raise ValueError(
+                "A text model exports only as a TensorFlow SavedModel (its "
+                f"tokenizer is TensorFlow ops). Received: format={format!r}"
+            )
         archive = keras.export.ExportArchive()
         archive.track(self)
-        # The SentencePiece model is a TF resource the signatures capture.
-        for resource in self.tokenizer.resources:
-            archive.track(resource)
         spec = tf.TensorSpec([None], tf.string)
-        archive.add_endpoint("serve", lambda texts: self(texts), input_signature=[spec])
         archive.add_endpoint(
-            "serve_pairs", lambda a, b: self((a, b)), input_signature=[spec, spec]
+            "serve", lambda texts: self(texts, training=False), input_signature=[spec]
         )
-        archive.write_out(path, verbose=False)
+        archive.add_endpoint(
+            "serve_pairs",
+            lambda text_a, text_b: self((text_a, text_b), training=False),
+            input_signature=[spec, spec],
+        )
+        archive.write_out(filepath, verbose=verbose)
+
+    def export_serving(self, path):
+        """Same as `export(path, verbose=False)`."""
+        self.export(path, verbose=False)
+
+    def build_from_config(self, config):
+        pass  # built at construction (see __init__)
 
     def get_config(self):
         return {
@@ -72,16 +155,52 @@ class AlbertTextModel(keras.Model):
             "task_model": keras.saving.serialize_keras_object(self.task_model),
             "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
             "sequence_length": self.sequence_length,
+            "dynamic_length": self.dynamic_length,
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        config["task_model"] = keras.saving.deserialize_keras_object(
-            config["task_model"]
-        )
-        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        for key in ("task_model", "tokenizer"):
+            config[key] = keras.saving.deserialize_keras_object(config[key])
         return cls(**config)
 
 
-__all__ = ["AlbertTextModel", "AlbertTokenizer"]
+def _check_fit(task_model, tokenizer, sequence_length):
+    """Ids and lengths the task model cannot take fail here, not at serving time."""
+    config = getattr(getattr(task_model, "backbone", task_model), "config", None)
+    if config is None:
+        return
+    if tokenizer.vocabulary_size() > config.vocab_size:
+        raise ValueError(
+            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model "
+            f"embeds {config.vocab_size}: use the model's own vocabulary (or a "
+            "model with vocab_size >= the tokenizer's)."
+        )
+    if sequence_length > config.max_position_embeddings:
+        raise ValueError(
+            f"`sequence_length` must be at most the model's max_position_embeddings"
+            f"={config.max_position_embeddings}. Received: {sequence_length}"
+        )
+
+
+def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
+    """`AlbertTextModel(task_model, tokenizer, sequence_length)`: text in.
+
+    Args:
+        task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
+        sequence_length: packed length.
+        **kwargs: `dynamic_length`, `name`.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> from albert_keras.tokenizers import AlbertTokenizer
+    >>> config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    >>> classifier = AlbertClassifier(AlbertBackbone(config), num_classes=3)
+    >>> model = with_tokenizer(classifier, AlbertTokenizer(SPM_MODEL_PATH), 64)
+    >>> model({"text_a": ["It rains."], "text_b": ["It is wet."]})["logits"].shape
+    TensorShape([1, 3])
+    """
+    return AlbertTextModel(task_model, tokenizer, sequence_length, **kwargs)

@@ -5,199 +5,232 @@ from __future__ import annotations
 import os
 
 import keras
+import numpy as np
 import tensorflow as tf
 
-# Python's str.split() whitespace (what the official preprocess_text collapses),
-# which RE2's \s does not fully cover.
-_WHITESPACE = (
-    r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
-    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+"
+from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers.vocabulary_files import (
+    SENTENCEPIECE_SPECIALS,
+    read_sentencepiece_model,
 )
-# Combining marks (what unicodedata.combining() != 0 removes after NFKD).
-_COMBINING = r"[\p{Mn}\p{Me}]"
+
 SPIECE_UNDERLINE = "\u2581"
+ASSET_FILE = "spiece.model"
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertTokenizer(keras.layers.Layer):
     """Text -> ALBERT ids with a SentencePiece model, exactly as `tokenization.py`.
 
-    Runs in the TensorFlow graph (usable in `tf.data` and exported models): the
-    official `preprocess_text` of `albert-tensorflow` 1.1 (whitespace
-    collapsed, NFKD, combining marks removed, optional lowercase; that
-    release does not rewrite `` and '' as later GitHub versions do),
-    SentencePiece, and the
-    official `encode_pieces` rule that re-encodes a piece ending in a digit and
-    a comma with the comma apart. The model file is a Keras asset, so `.keras`
-    files and SavedModels carry it.
+    What the official code (`albert-tensorflow` 1.1, `run_classifier` and
+    `run_squad`) does to a text, inside the TensorFlow graph, so it runs in
+    `tf.data` and in exported SavedModels:
+
+    1. `preprocess_text`: whitespace runs (Python's `str.split()` set) to one
+       space, ends stripped; NFKD; characters with a nonzero canonical
+       combining class removed; `str.lower()` if `lowercase` (final sigma
+       included). Neither that release nor the GitHub code rewrites `` and ''
+       (that is XLNet's and HF's `preprocess_text`).
+    2. SentencePiece encoding (tf-text's `FastSentencepieceTokenizer`, which
+       picks the same pieces as the `sentencepiece` package, ties included).
+    3. `encode_pieces`: a piece ending in a digit and "," is encoded again
+       without its "▁" and followed by ",". Under Python 3 the official test for
+       a leading "▁" compares `str` to `bytes` and never holds, so the
+       re-encoded stem keeps the "▁" SentencePiece puts in front of it; so do we.
+
+    Bytes that are not UTF-8 are dropped (the official `convert_to_unicode`
+    decodes with errors="ignore"); empty and very long texts are fine. The
+    SentencePiece model is a Keras asset (`.keras` files carry it; it is not
+    in the config) and a graph constant in exported models.
 
     Args:
-        proto: the SentencePiece model, as a path or its bytes.
-        lowercase: lowercase first (the released English models do).
+        proto: the SentencePiece model: a path, or its bytes. Must be a
+            unigram model with `[CLS]`, `[SEP]`, `[MASK]` (the official layout
+            `<pad>`=0, `<unk>`=1, `[CLS]`=2, `[SEP]`=3, `[MASK]`=4).
+        lowercase: lowercase in `preprocess_text`, as `do_lower_case` (the
+            released English models are uncased: True).
 
     Call arguments:
-        inputs: string tensor [batch] (or a scalar).
+        inputs: string tensor [batch] (or a scalar, or a Python list of str).
 
-    Returns: ragged int32 ids [batch, None].
+    Returns: ragged int32 ids [batch, None] (1-D ids for a scalar).
 
     Example:
     >>> from albert_keras.sample_text import SPM_MODEL_PATH
     >>> tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
-    >>> tokenizer(["Emma Woodhouse"]).to_list()  # doctest: +SKIP
+    >>> ids = tokenizer(["Emma Woodhouse, handsome"])
+    >>> [tokenizer.id_to_token(i) for i in ids[0].numpy()]
+    ['▁emma', '▁woodhouse', ',', '▁handsome']
     """
 
     def __init__(self, proto=None, lowercase=True, **kwargs):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        self.lowercase = lowercase
+        self.lowercase = bool(lowercase)
         self._proto = None
         if proto is not None:
             self.set_proto(proto)
 
     def set_proto(self, proto):
+        """Loads (and checks) the SentencePiece model: a path or its bytes."""
         import tensorflow_text as tf_text
 
-        if isinstance(proto, (str, os.PathLike)):
-            try:
-                with open(proto, "rb") as f:
-                    proto = f.read()
-            except OSError as e:
-                raise ValueError(
-                    f"Cannot read the SentencePiece model {proto!r}: {e.strerror}"
-                ) from None
-        self._proto = bytes(proto)
-        try:
-            self._sp = tf_text.SentencepieceTokenizer(
-                model=self._proto, out_type=tf.string
-            )
-        except Exception as e:  # the op says little: name the fix
-            raise ValueError(
-                "Not a SentencePiece model (use the release's 30k-clean.model or "
-                f"one made by `albert-keras vocab`): {e}"
-            ) from None
-        import sentencepiece as spm
-
-        self._sp_ids = tf_text.SentencepieceTokenizer(
-            model=self._proto, out_type=tf.int32
-        )
-        processor = spm.SentencePieceProcessor(model_proto=self._proto)
-        pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
+        self._proto, processor = read_sentencepiece_model(proto)
+        self._pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
+        self._piece_ids = {piece: i for i, piece in enumerate(self._pieces)}
+        self._unk_id = processor.unk_id()
+        self._sp = tf_text.FastSentencepieceTokenizer(self._proto)
+        self._piece_table = tf.constant(self._pieces)
+        # Which pieces `encode_pieces` splits: a property of the vocabulary,
+        # computed once with Python's isdigit, as the official code tests.
         self._digit_comma = tf.constant(
-            [len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in pieces]
+            np.array(
+                [len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in self._pieces]
+            )
         )
-        self._comma_id = processor.piece_to_id(",")
-        for piece, expected in (
-            ("<pad>", 0),
-            ("[CLS]", 2),
-            ("[SEP]", 3),
-            ("[MASK]", 4),
-        ):
-            found = int(self._sp.string_to_id(piece))
-            if found != expected:
-                raise ValueError(
-                    f"The SentencePiece model lacks the ALBERT special tokens: {piece} "
-                    f"has id {found}, expected {expected}."
-                )
+        self._comma_id = self._piece_ids.get(",", self._unk_id)
 
-    @property
-    def resources(self):
-        """The tf-text SentencePiece op holders (`tf.Module`s), for exports."""
-        return [self._sp, self._sp_ids]
+    def _require_vocabulary(self):
+        if self._proto is None:
+            raise ValueError(
+                "This AlbertTokenizer has no SentencePiece model yet: pass "
+                "`proto` (a .model path or bytes), or load a saved model."
+            )
 
-    # --- vocabulary ---------------------------------------------------------
+    # --- vocabulary -----------------------------------------------------------
     def vocabulary_size(self) -> int:
-        return int(self._sp.vocab_size())
+        """Number of pieces, special tokens included."""
+        self._require_vocabulary()
+        return len(self._pieces)
+
+    def get_vocabulary(self) -> list[str]:
+        """All pieces in id order."""
+        self._require_vocabulary()
+        return list(self._pieces)
 
     def id_to_token(self, token_id: int) -> str:
-        return self._sp.id_to_string(token_id).numpy().decode("utf-8")
+        """The piece of an id."""
+        self._require_vocabulary()
+        if not 0 <= int(token_id) < len(self._pieces):
+            raise ValueError(
+                f"`token_id` must be in [0, {len(self._pieces)}). "
+                f"Received: token_id={token_id}"
+            )
+        return self._pieces[int(token_id)]
 
     def token_to_id(self, token: str) -> int:
-        return int(self._sp.string_to_id(token))
+        """The id of a piece (`<unk>`'s for a string that is not one)."""
+        self._require_vocabulary()
+        return self._piece_ids.get(token, self._unk_id)
 
     @property
     def special_token_ids(self) -> dict:
-        return {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
+        """`pad`, `unk`, `cls`, `sep`, `mask` ids (0-4 in the official layout).
 
-    # --- the official rules, in the graph ------------------------------------
+        Padding is 0 whatever the model says, as the official code pads.
+        """
+        self._require_vocabulary()
+        ids = {n: self.token_to_id(p) for n, p in SENTENCEPIECE_SPECIALS.items()}
+        return {**ids, "pad": 0, "unk": self._unk_id}
+
+    # --- the official rules, in the graph -------------------------------------
     def preprocess(self, text):
-        text = tf.strings.regex_replace(text, _WHITESPACE, " ")
-        text = tf.strings.regex_replace(text, r"^ | $", "")
-        text = self._normalize(text)
-        if self.lowercase:
-            text = tf.strings.lower(text, encoding="utf-8")
-        return text
-
-    @staticmethod
-    def _normalize(text):
+        """The official `preprocess_text(text, lower=lowercase)` of a string tensor."""
         import tensorflow_text as tf_text
 
+        text = unicode_tables.drop_invalid_utf8(text)
+        space = unicode_tables.regex_class("whitespace")
+        other = unicode_tables.regex_class("other_whitespace")
+        # Only what changes is rewritten: runs of two or more, and whitespace
+        # other than " " (rewriting every single space is 10x slower).
+        text = tf.strings.regex_replace(text, f"{space}{{2,}}|{other}", " ")
+        # All whitespace is now " "; absl's ASCII strip takes exactly that.
+        text = tf.strings.strip(text)
         text = tf_text.normalize_utf8(text, "NFKD")
-        return tf.strings.regex_replace(text, _COMBINING, "")
+        text = tf.strings.regex_replace(
+            text, unicode_tables.regex_class("combining"), ""
+        )
+        if self.lowercase:
+            text = unicode_tables.python_lower(text)
+        return text
 
     def tokenize_pieces(self, inputs):
         """Official pieces (ragged strings) of a batch of texts."""
-        return tf.ragged.map_flat_values(self._sp.id_to_string, self._tokenize(inputs))
+        return tf.gather(self._piece_table, self.call(inputs))
 
-    def _tokenize(self, text):
-        ids = self._sp_ids.tokenize(self.preprocess(tf.convert_to_tensor(text)))
+    def _encode(self, text):
+        ids = self._sp.tokenize(self.preprocess(text))
         flat = ids.flat_values
-        # The `encode_pieces` rule: a piece "…5," is re-encoded as "…5" without
-        # "▁", then ",". Which pieces qualify is a property of the vocabulary,
-        # computed once with Python's isdigit (as the official code tests).
-        # (Under Python 3 the official check for a leading "▁" never holds, so
-        # the re-encoded pieces keep theirs.)
-        hit = tf.gather(self._digit_comma, flat)
-        hit_index = tf.where(hit)[:, 0]
-        stems = self._sp.id_to_string(tf.gather(flat, hit_index))
+        # `encode_pieces`: "…5," becomes the stem's own pieces, then ",".
+        hit = tf.where(tf.gather(self._digit_comma, flat))[:, 0]
+        stems = tf.gather(self._piece_table, tf.gather(flat, hit))
         lengths = tf.strings.length(stems) - 1  # the comma is one byte
         stems = tf.strings.substr(stems, tf.zeros_like(lengths), lengths)
-        sub = self._sp_ids.tokenize(
-            tf.strings.regex_replace(stems, SPIECE_UNDERLINE, "")
+        sub = self._sp.tokenize(tf.strings.regex_replace(stems, SPIECE_UNDERLINE, ""))
+        sub = tf.concat(
+            [sub, tf.fill([tf.shape(hit)[0], 1], tf.constant(self._comma_id))], axis=1
         )
-        comma = tf.fill([tf.shape(stems)[0], 1], self._comma_id)
-        sub = tf.concat([sub, tf.RaggedTensor.from_tensor(comma)], axis=1)
-        # Every flat id becomes itself or its replacement: sort all outputs by
-        # (piece index, position), then rebuild the rows.
-        keep = tf.where(tf.logical_not(hit))[:, 0]
-        positions = tf.ragged.range(sub.row_lengths()).flat_values
-        keys = tf.concat(
-            [keep * 1024, tf.repeat(hit_index, sub.row_lengths()) * 1024 + positions],
-            axis=0,
+        # Every piece becomes itself or its replacement, in place.
+        counts = tf.tensor_scatter_nd_update(
+            tf.ones_like(flat), hit[:, None], tf.cast(sub.row_lengths(), tf.int32)
         )
-        values = tf.concat([tf.gather(flat, keep), sub.flat_values], axis=0)
-        values = tf.gather(values, tf.argsort(keys, stable=True))
-        per_piece = tf.tensor_scatter_nd_update(
-            tf.ones_like(flat, dtype=tf.int64), hit_index[:, None], sub.row_lengths()
+        starts = tf.cumsum(counts, exclusive=True)
+        kept = tf.where(tf.gather(self._digit_comma, flat), -1, starts)
+        kept_at = tf.boolean_mask(kept, kept >= 0)
+        kept_ids = tf.boolean_mask(flat, kept >= 0)
+        sub_at = tf.repeat(tf.gather(starts, hit), sub.row_lengths()) + tf.cast(
+            tf.ragged.range(sub.row_lengths()).flat_values, tf.int32
         )
-        per_text = tf.RaggedTensor.from_row_lengths(per_piece, ids.row_lengths())
-        return tf.RaggedTensor.from_row_lengths(values, tf.reduce_sum(per_text, axis=1))
+        values = tf.scatter_nd(
+            tf.concat([kept_at, sub_at], axis=0)[:, None],
+            tf.concat([kept_ids, sub.flat_values], axis=0),
+            [tf.reduce_sum(counts)],
+        )
+        lengths = tf.math.unsorted_segment_sum(
+            tf.cast(counts, tf.int64), ids.value_rowids(), ids.nrows()
+        )
+        return tf.RaggedTensor.from_row_lengths(values, lengths, validate=False)
 
     def __call__(self, inputs, *args, **kwargs):
-        # Python strings and lists are welcome, as in tf.data map functions.
+        # Python strings and lists are welcome (tf.data map functions too).
         if isinstance(inputs, (str, bytes, list, tuple)):
             inputs = tf.convert_to_tensor(inputs, tf.string)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
-        scalar = isinstance(inputs, str) or (
-            hasattr(inputs, "shape") and len(inputs.shape) == 0
-        )
-        text = tf.reshape(tf.convert_to_tensor(inputs), [-1])
-        ids = self._tokenize(text)
-        return ids[0] if scalar else ids
+        self._require_vocabulary()
+        inputs = tf.convert_to_tensor(inputs, tf.string)
+        ids = self._encode(tf.reshape(inputs, [-1]))
+        return ids[0] if inputs.shape.rank == 0 else ids
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
 
     def detokenize(self, ids):
-        return self._sp.detokenize(
-            tf.ragged.map_flat_values(self._sp.id_to_string, ids)
-        )
+        """Ids (ragged or dense [batch, None]) back to text, as SentencePiece decodes.
 
-    # --- saving --------------------------------------------------------------
+        The text is the preprocessed one (lowercased, accents removed);
+        special and padding ids are dropped.
+        """
+        self._require_vocabulary()
+        ids = tf.convert_to_tensor(ids) if not isinstance(ids, tf.RaggedTensor) else ids
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        specials = [v for k, v in self.special_token_ids.items() if k != "unk"]
+        keep = tf.reduce_all(
+            tf.stack([ids.flat_values != s for s in specials], axis=0), axis=0
+        )
+        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+        return self._sp.detokenize(tf.cast(ids, tf.int32))
+
+    # --- saving ---------------------------------------------------------------
     def save_assets(self, dir_path):
-        with open(os.path.join(dir_path, "spiece.model"), "wb") as f:
+        self._require_vocabulary()
+        with open(os.path.join(dir_path, ASSET_FILE), "wb") as f:
             f.write(self._proto)
 
     def load_assets(self, dir_path):
-        self.set_proto(os.path.join(dir_path, "spiece.model"))
+        self.set_proto(os.path.join(dir_path, ASSET_FILE))
 
     def get_config(self):
         return {**super().get_config(), "lowercase": self.lowercase}

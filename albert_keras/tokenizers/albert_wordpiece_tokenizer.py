@@ -7,131 +7,220 @@ import os
 import keras
 import tensorflow as tf
 
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers.vocabulary_files import (
+    WORDPIECE_SPECIALS,
+    read_wordpiece_vocabulary,
+)
+
+ASSET_FILE = "vocab.txt"
+MAX_CHARS_PER_WORD = 200  # the official WordpieceTokenizer's limit
+
+
+def basic_tokenize(text, lowercase: bool = True):
+    """The official `BasicTokenizer`, in the graph: words joined by single spaces.
+
+    Args:
+        text: string tensor.
+        lowercase: `do_lower_case` (lowercasing and accent stripping).
+
+    Returns: string tensor of the same shape; `tf.strings.split` gives the words.
+
+    Example:
+    >>> basic_tokenize(tf.constant(["Héllo,世界"])).numpy()[0].decode()
+    'hello ,  世  界 '
+    """
+    import tensorflow_text as tf_text
+
+    cls = unicode_tables.regex_class
+    text = unicode_tables.drop_invalid_utf8(text)
+    text = tf.strings.regex_replace(text, cls("clean_drop"), "")
+    text = tf.strings.regex_replace(text, cls("clean_space"), " ")
+    text = tf.strings.regex_replace(text, f"({cls('cjk')})", r" \1 ")
+    if lowercase:
+        text = unicode_tables.python_lower(text)
+        text = tf_text.normalize_utf8(text, "NFD")
+        text = tf.strings.regex_replace(text, cls("nonspacing_mark"), "")
+    return tf.strings.regex_replace(text, f"({cls('punctuation')})", r" \1 ")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertWordPieceTokenizer(keras.layers.Layer):
     """Text -> ids with a WordPiece `vocab.txt`, as the official tokenizer without spm.
 
-    The `*_zh` releases ship a WordPiece vocabulary (21128 entries) instead of
-    a SentencePiece model; the official `FullTokenizer` then runs BERT's
-    basic tokenization (CJK ideographs split one per token, punctuation split,
-    lowercasing and accent stripping) and greedy longest-match WordPiece with
-    `[UNK]` (words over 200 characters become `[UNK]`). This is that, on
-    tensorflow-text's `BertTokenizer`, in the graph.
+    The `*_zh` releases ship a WordPiece vocabulary (`vocab_chinese.txt`,
+    21128 tokens) instead of a SentencePiece model; the official
+    `FullTokenizer` then runs BERT's `BasicTokenizer` and
+    `WordpieceTokenizer`. This layer does the same in the TensorFlow graph:
+
+    1. `_clean_text`: NUL, U+FFFD and control/format characters (Cc, Cf but
+       tab, newline, return) dropped; whitespace (Zs, tab, newline, return)
+       to spaces.
+    2. A space on each side of every CJK ideograph (`_is_chinese_char`).
+    3. With `lowercase`: `str.lower()`, NFD, nonspacing marks (Mn) dropped.
+    4. Each punctuation character (ASCII non-alphanumerics and P*) apart.
+    5. Greedy longest-match-first WordPiece with "##" continuations; a word
+       that cannot be covered, or is over 200 characters, is one `[UNK]`.
+
+    Character classes come from Python's `unicodedata` (as the official code
+    decides), not from RE2's or ICU's tables; tf-text's `BertTokenizer` is not
+    used because its lowercasing folds NFKC (fullwidth "，" would become ",").
+    Bytes that are not UTF-8 are dropped, as `convert_to_unicode` does.
 
     Args:
-        vocabulary: path of `vocab.txt` (one token per line) or a list.
-        lowercase: lowercase and strip accents (the released models do).
+        vocabulary: path of a `vocab.txt` (one token per line), or a list.
+            Must hold `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`.
+        lowercase: `do_lower_case` (the released models: True).
+
+    Call arguments:
+        inputs: string tensor [batch] (or a scalar, or a Python list of str).
+
+    Returns: ragged int32 ids [batch, None] (1-D ids for a scalar).
 
     Example:
-    >>> tokenizer = AlbertWordPieceTokenizer("vocab_chinese.txt")  # doctest: +SKIP
-    >>> tokenizer(["中文 text"])  # doctest: +SKIP
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "中", "文", "text"]
+    >>> tokenizer = AlbertWordPieceTokenizer(vocab)
+    >>> tokenizer(["中文 Text!"]).to_list()
+    [[5, 6, 7, 1]]
     """
 
     def __init__(self, vocabulary=None, lowercase=True, **kwargs):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        self.lowercase = lowercase
+        self.lowercase = bool(lowercase)
         self.vocabulary = None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
     def set_vocabulary(self, vocabulary):
+        """Loads (and checks) the vocabulary: a `vocab.txt` path or a token list."""
         import tensorflow_text as tf_text
 
-        if isinstance(vocabulary, (str, os.PathLike)):
-            try:
-                with open(vocabulary, encoding="utf-8") as f:
-                    vocabulary = [line.strip().split()[0] for line in f if line.strip()]
-            except (OSError, UnicodeDecodeError) as e:
-                raise ValueError(
-                    f"Cannot read the vocabulary {vocabulary!r}: {e}"
-                ) from None
-        # As the official load_vocab: the first occurrence of a token wins.
-        seen, tokens = set(), []
-        for token in vocabulary:
-            if token not in seen:
-                seen.add(token)
-                tokens.append(token)
-        missing = [t for t in ("[UNK]", "[CLS]", "[SEP]", "[MASK]") if t not in seen]
-        if missing:
-            raise ValueError(
-                f"The WordPiece vocabulary lacks special tokens {missing}; ALBERT "
-                f"needs {list(SPECIAL_TOKENS[1:])} (as the release's "
-                "vocab_chinese.txt has)."
+        tokens = read_wordpiece_vocabulary(vocabulary)
+        try:
+            wordpiece = tf_text.FastWordpieceTokenizer(
+                tokens,
+                token_out_type=tf.int32,
+                unknown_token="[UNK]",
+                no_pretokenization=True,
+                support_detokenization=False,
+                # Longer words are [UNK] before they get here (by characters,
+                # as the official code counts); 4 bytes per character at most.
+                max_bytes_per_word=4 * MAX_CHARS_PER_WORD,
             )
+        except Exception as e:  # the builder's errors name no file
+            raise ValueError(
+                f"tf-text cannot build a WordPiece model from this vocabulary: {e}"
+            ) from None
         self.vocabulary = tokens
-        table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(tokens), tf.range(len(tokens), dtype=tf.int64)
-            ),
-            default_value=tokens.index("[UNK]"),
-        )
-        self._table = table
-        self._bert = tf_text.BertTokenizer(
-            table,
-            token_out_type=tf.int64,
-            unknown_token="[UNK]",
-            # Lowercasing is ours (below): tf-text's folds with NFKC, which
-            # turns fullwidth punctuation into ASCII; the official code does not.
-            lower_case=False,
-            max_chars_per_token=200,
-            max_bytes_per_word=1000,
-        )
+        self._ids = {token: i for i, token in enumerate(tokens)}
+        self._wordpiece = wordpiece
+        self._token_table = tf.constant(tokens)
 
-    @property
-    def resources(self):
-        """The tf-text tokenizer (a `tf.Module` holding the table), for exports."""
-        return [self._bert]
+    def _require_vocabulary(self):
+        if self.vocabulary is None:
+            raise ValueError(
+                "This AlbertWordPieceTokenizer has no vocabulary yet: pass "
+                "`vocabulary` (a vocab.txt path or a list), or load a saved model."
+            )
 
+    # --- vocabulary -----------------------------------------------------------
     def vocabulary_size(self) -> int:
+        """Number of distinct tokens (ids run 0 .. size - 1)."""
+        self._require_vocabulary()
         return len(self.vocabulary)
 
+    def get_vocabulary(self) -> list[str]:
+        """All tokens in id order."""
+        self._require_vocabulary()
+        return list(self.vocabulary)
+
     def id_to_token(self, token_id: int) -> str:
-        return self.vocabulary[token_id]
+        """The token of an id."""
+        self._require_vocabulary()
+        if not 0 <= int(token_id) < len(self.vocabulary):
+            raise ValueError(
+                f"`token_id` must be in [0, {len(self.vocabulary)}). "
+                f"Received: token_id={token_id}"
+            )
+        return self.vocabulary[int(token_id)]
 
     def token_to_id(self, token: str) -> int:
-        return self.vocabulary.index(token)
+        """The id of a token (`[UNK]`'s for a string that is not one)."""
+        self._require_vocabulary()
+        return self._ids.get(token, self._ids["[UNK]"])
 
     @property
     def special_token_ids(self) -> dict:
-        names = ("pad", "unk", "cls", "sep", "mask")
-        return {
-            n: self.vocabulary.index(t)
-            for n, t in zip(names, SPECIAL_TOKENS, strict=True)
-            if t in self.vocabulary
-        }
+        """`pad`, `unk`, `cls`, `sep`, `mask` ids (0, 100-103 in vocab_chinese.txt).
+
+        Padding is 0, as the official code pads, whatever token is there.
+        """
+        self._require_vocabulary()
+        ids = {n: self.token_to_id(t) for n, t in WORDPIECE_SPECIALS.items()}
+        return {**ids, "pad": 0}
+
+    # --- the official rules, in the graph -------------------------------------
+    def preprocess(self, text):
+        """Basic tokenization: the text with single spaces between the words."""
+        return basic_tokenize(text, self.lowercase)
+
+    def tokenize_words(self, inputs):
+        """The basic tokenizer's words (ragged strings) of a batch of texts."""
+        inputs = tf.convert_to_tensor(inputs, tf.string)
+        # Only " " separates words now; absl's ASCII split takes exactly that.
+        return tf.strings.split(self.preprocess(tf.reshape(inputs, [-1])))
+
+    def tokenize_pieces(self, inputs):
+        """Official WordPiece tokens (ragged strings) of a batch of texts."""
+        return tf.gather(self._token_table, self.call(inputs))
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, (str, bytes, list, tuple)):
             inputs = tf.convert_to_tensor(inputs, tf.string)
         return super().__call__(inputs, *args, **kwargs)
 
-    def preprocess(self, text):
-        """The official `_clean_text`, then lowercasing and accent stripping."""
-        import tensorflow_text as tf_text
-
-        text = tf.strings.regex_replace(text, r"[\t\n\r\p{Zs}]", " ")
-        text = tf.strings.regex_replace(text, r"[\x{0}\x{fffd}\p{C}]", "")
-        if self.lowercase:
-            text = tf.strings.lower(text, encoding="utf-8")
-            text = tf_text.normalize_utf8(text, "NFD")
-            text = tf.strings.regex_replace(text, r"\p{Mn}", "")
-        return text
-
     def call(self, inputs):
-        text = tf.reshape(tf.convert_to_tensor(inputs), [-1])
-        ids = self._bert.tokenize(self.preprocess(text)).merge_dims(1, 2)
-        return tf.cast(ids, tf.int32)
+        self._require_vocabulary()
+        inputs = tf.convert_to_tensor(inputs, tf.string)
+        words = self.tokenize_words(inputs)
+        too_long = tf.strings.length(words.flat_values, "UTF8_CHAR") > (
+            MAX_CHARS_PER_WORD
+        )
+        flat = tf.where(too_long, "[UNK]", words.flat_values)
+        pieces = self._wordpiece.tokenize(flat)
+        ids = words.with_flat_values(pieces).merge_dims(1, 2)
+        return ids[0] if inputs.shape.rank == 0 else ids
 
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
+
+    def detokenize(self, ids):
+        """Ids (ragged or dense [batch, None]) to text: tokens joined, "##" glued.
+
+        Special and padding ids are dropped; `[UNK]` stays.
+        """
+        self._require_vocabulary()
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
+        specials = [v for k, v in self.special_token_ids.items() if k != "unk"]
+        keep = tf.reduce_all(
+            tf.stack([ids.flat_values != s for s in specials], axis=0), axis=0
+        )
+        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+        text = tf.strings.reduce_join(
+            tf.gather(self._token_table, ids), axis=-1, separator=" "
+        )
+        return tf.strings.regex_replace(text, " ##", "")
+
+    # --- saving ---------------------------------------------------------------
     def save_assets(self, dir_path):
-        with open(os.path.join(dir_path, "vocab.txt"), "w", encoding="utf-8") as f:
+        self._require_vocabulary()
+        with open(os.path.join(dir_path, ASSET_FILE), "w", encoding="utf-8") as f:
             f.write("\n".join(self.vocabulary) + "\n")
 
     def load_assets(self, dir_path):
-        self.set_vocabulary(os.path.join(dir_path, "vocab.txt"))
+        self.set_vocabulary(os.path.join(dir_path, ASSET_FILE))
 
     def get_config(self):
         return {**super().get_config(), "lowercase": self.lowercase}

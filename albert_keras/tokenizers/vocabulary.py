@@ -1,13 +1,13 @@
-"""`train_sentencepiece`: an ALBERT-style SentencePiece vocabulary from text."""
+"""Vocabulary training: an ALBERT SentencePiece model, or a WordPiece `vocab.txt`."""
 
 from __future__ import annotations
 
+import collections
 import os
 
-from albert_keras.pretraining.sentencepiece_text import preprocess_text
-
-# The options of the released 30k-clean.model: ids 0-4 are <pad>, <unk>,
-# [CLS], [SEP], [MASK]; no BOS/EOS; unigram model.
+# The released 30k-clean.model's options (the ALBERT README's spm_train
+# command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
+# a unigram model; these user-defined symbols.
 OFFICIAL_OPTIONS = dict(
     pad_id=0,
     unk_id=1,
@@ -22,67 +22,262 @@ OFFICIAL_OPTIONS = dict(
 )
 
 
-def train_sentencepiece(
-    input_files, output_prefix: str, vocab_size: int = 30000, lowercase: bool = True
-) -> str:
-    """Trains `output_prefix.model` (+ `.vocab`) with the official layout.
-
-    Lines are preprocessed as the tokenizer will see them (`preprocess_text`),
-    so the vocabulary matches what `AlbertTokenizer` feeds SentencePiece.
-
-    Args:
-        input_files: text files.
-        output_prefix: where the model goes (folders are created).
-        vocab_size: pieces, special tokens included.
-        lowercase: lowercase the text (as the released English models).
-
-    Returns: the `.model` path.
-
-    Example:
-    >>> train_sentencepiece(["corpus.txt"], "vocab/spm", 8000)  # doctest: +SKIP
-    """
-    import sentencepiece as spm
-
+def read_lines(input_files) -> list[str]:
+    """Non-blank lines of UTF-8 text files; a clear error for anything else."""
+    if isinstance(input_files, (str, os.PathLike)):
+        input_files = [input_files]
     lines = []
     for path in input_files:
         try:
             with open(path, encoding="utf-8") as f:
-                lines.extend(
-                    preprocess_text(line, lowercase) for line in f if line.strip()
-                )
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"Cannot read {path!r} as UTF-8 text: {e}") from None
+                lines.extend(line.rstrip("\n") for line in f if line.strip())
+        except OSError as e:
+            raise ValueError(f"Cannot read {str(path)!r}: {e.strerror}.") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"{str(path)!r} is not UTF-8 text (byte {e.start}); convert it, "
+                "e.g. with iconv, before training a vocabulary."
+            ) from None
     if not lines:
-        raise ValueError(f"No text in {list(input_files)}: the corpus is empty.")
-    folder = os.path.dirname(os.path.abspath(output_prefix))
-    os.makedirs(folder, exist_ok=True)
+        raise ValueError(
+            f"No text in {[str(p) for p in input_files]}: the corpus is empty."
+        )
+    return lines
+
+
+def train_sentencepiece(
+    input_files,
+    output_prefix: str,
+    vocab_size: int = 30000,
+    lowercase: bool = True,
+    num_threads: int | None = None,
+) -> str:
+    """Trains `output_prefix.model` (+ `.vocab`) with the official layout and options.
+
+    Lines go through the official `preprocess_text` first (lowercased when
+    `lowercase`), so the pieces are those `AlbertTokenizer` will ask for.
+
+    Args:
+        input_files: UTF-8 text files (one or a list).
+        output_prefix: where the model goes (folders are created).
+        vocab_size: pieces, the 5 special ones included.
+        lowercase: lowercase the text (as the released English models).
+        num_threads: trainer threads (default: all cores).
+
+    Returns: the `.model` path.
+
+    Example:
+    >>> from albert_keras.sample_text import read_paragraphs
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "corpus.txt").write_text("\\n".join(read_paragraphs(2000)))
+    >>> path = train_sentencepiece(folder / "corpus.txt", str(folder / "spm"), 1000)
+    >>> import sentencepiece as spm
+    >>> spm.SentencePieceProcessor(model_file=path).id_to_piece(2)
+    '[CLS]'
+    """
+    import sentencepiece as spm
+
+    from albert_keras.pretraining.sentencepiece_text import preprocess_text
+
+    if not isinstance(vocab_size, int) or vocab_size < 6:
+        raise ValueError(
+            "`vocab_size` must be an integer above the 5 special pieces. "
+            f"Received: vocab_size={vocab_size!r}"
+        )
+    lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
+    os.makedirs(os.path.dirname(os.path.abspath(output_prefix)), exist_ok=True)
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(lines),
-            model_prefix=output_prefix,
+            model_prefix=str(output_prefix),
             vocab_size=vocab_size,
             minloglevel=2,
+            num_threads=num_threads or os.cpu_count() or 1,
             **OFFICIAL_OPTIONS,
         )
     except RuntimeError as e:
+        # e.g. "Vocabulary size is too high (8000). Please set it to a value
+        # <= 4107.": SentencePiece says how much the corpus allows.
         raise ValueError(f"SentencePiece could not train: {e}") from None
-    return output_prefix + ".model"
+    return str(output_prefix) + ".model"
 
 
-def add_parser(subparsers):
-    parser = subparsers.add_parser(
-        "vocab", help="train an ALBERT SentencePiece vocabulary from text"
+def wordpiece_reserved_tokens(unused_tokens: int = 99) -> list[str]:
+    """BERT's layout: `[PAD]`, `[unused1..N]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`.
+
+    With the default 99 unused slots the ids are those of the release's
+    `vocab_chinese.txt`: [PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102, [MASK]=103.
+    """
+    unused = [f"[unused{i}]" for i in range(1, unused_tokens + 1)]
+    return ["[PAD]", *unused, "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def build_wordpiece_vocabulary(
+    input_files,
+    output_path: str,
+    vocab_size: int = 21128,
+    lowercase: bool = True,
+    unused_tokens: int = 99,
+    max_characters: int | None = None,
+    iterations: int = 3,
+) -> str:
+    """Learns a WordPiece `vocab.txt` (the `*_zh` models' kind) from text.
+
+    Words are counted after the official basic tokenization (CJK ideographs
+    one per word, punctuation apart, lowercasing and accent stripping when
+    `lowercase`). The vocabulary is the reserved tokens, the characters
+    (each also as a "##" continuation, but CJK ideographs, which are always
+    words of their own), then the pieces the greedy longest-match tokenizer
+    uses most: candidates are all word prefixes and "##" inner pieces by
+    frequency, then, `iterations` times, the words are tokenized with the
+    current vocabulary and the most used pieces are kept (the top-down
+    scheme of BERT's and tf-text's learners, with the size reached directly
+    instead of by a search over count thresholds).
+
+    Args:
+        input_files: UTF-8 text files (one or a list).
+        output_path: the `vocab.txt` to write (folders are created).
+        vocab_size: tokens, reserved ones included (the release: 21128).
+        lowercase: `do_lower_case` of the tokenizer that will use it.
+        unused_tokens: `[unusedN]` slots after `[PAD]` (99 gives the release's
+            special ids).
+        max_characters: alphabet size; rarer characters become `[UNK]`.
+            Default: as many as leave half the room to longer pieces.
+        iterations: refinement passes.
+
+    Returns: `output_path`.
+
+    Example:
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "zh.txt").write_text("天下大势，分久必合，合久必分。\\n" * 50)
+    >>> path = build_wordpiece_vocabulary(folder / "zh.txt", folder / "vocab.txt", 200)
+    >>> open(path).read().split("\\n")[100:104]
+    ['[UNK]', '[CLS]', '[SEP]', '[MASK]']
+    """
+    import tensorflow as tf
+
+    from albert_keras.tokenizers.albert_wordpiece_tokenizer import basic_tokenize
+
+    reserved = wordpiece_reserved_tokens(unused_tokens)
+    if not isinstance(vocab_size, int) or vocab_size <= len(reserved):
+        raise ValueError(
+            f"`vocab_size` must exceed the {len(reserved)} reserved tokens. "
+            f"Received: vocab_size={vocab_size!r}"
+        )
+    counts = collections.Counter()
+    batches = tf.data.Dataset.from_tensor_slices(read_lines(input_files)).batch(512)
+    for words in batches.map(
+        lambda text: tf.strings.split(basic_tokenize(text, lowercase)).flat_values
+    ):
+        counts.update(words.numpy().tolist())
+    counts = {word.decode("utf-8"): count for word, count in counts.items()}
+    vocab = learn_wordpieces(
+        counts, vocab_size - len(reserved), max_characters, iterations
     )
-    parser.add_argument("--input", nargs="+", required=True, help="text files")
-    parser.add_argument("--output", required=True, help="output prefix")
-    parser.add_argument("--size", type=int, default=30000, help="vocabulary size")
-    parser.add_argument("--cased", action="store_true", help="keep case")
-    parser.set_defaults(run=run)
+    vocab = reserved + [token for token in vocab if token not in set(reserved)]
+    os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+    with open(output_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    return str(output_path)
 
 
-def run(args):
-    path = train_sentencepiece(args.input, args.output, args.size, not args.cased)
-    print(
-        f"wrote {path} ({args.size} pieces; <pad>=0 <unk>=1 [CLS]=2 [SEP]=3 [MASK]=4)"
-    )
-    return 0
+def _is_cjk(char: str) -> bool:
+    from albert_keras.tokenizers.unicode_tables import _is_cjk as is_cjk
+
+    return is_cjk(ord(char))
+
+
+def _stands_alone(char: str) -> bool:
+    """CJK ideographs and punctuation are always words of their own."""
+    from albert_keras.tokenizers.unicode_tables import _is_punctuation
+
+    return _is_cjk(char) or _is_punctuation(char)
+
+
+def learn_wordpieces(
+    word_counts: dict,
+    size: int,
+    max_characters: int | None = None,
+    iterations: int = 3,
+    max_piece_length: int = 16,
+) -> list[str]:
+    """WordPiece tokens for words with counts (see `build_wordpiece_vocabulary`).
+
+    Args:
+        word_counts: {word: count} after basic tokenization.
+        size: tokens to return.
+        max_characters: alphabet size (default: half of `size`, in tokens).
+        iterations: refinement passes.
+        max_piece_length: longest piece, in characters.
+
+    Returns: characters, "##" characters, then pieces, at most `size`.
+
+    Example:
+    >>> counts = {"low": 5, "lower": 2, "lowest": 3, "newest": 4}
+    >>> learn_wordpieces(counts, 24)[12:16]
+    ['low', '##est', '##ow', 'lo']
+    """
+    chars = collections.Counter()
+    for word, count in word_counts.items():
+        for char in word:
+            chars[char] += count
+
+    def char_tokens(alphabet):
+        inner = ["##" + c for c in alphabet if not _stands_alone(c)]
+        return list(alphabet) + inner
+
+    ranked = sorted(chars, key=lambda c: (-chars[c], c))
+    alphabet = ranked[: max_characters or len(ranked)]
+    while len(char_tokens(alphabet)) > (size if max_characters else size // 2):
+        alphabet = alphabet[: len(alphabet) * 9 // 10]
+        if len(alphabet) < 2:
+            break
+    base = char_tokens(alphabet)[:size]
+    allowed = set(alphabet)
+    words = {
+        w: c
+        for w, c in word_counts.items()
+        if len(w) > 1 and c > 1 and set(w) <= allowed
+    }
+    room = size - len(base)
+    if room <= 0 or not words:
+        return base
+
+    def best(scores):
+        known = set(base)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        return [piece for piece, _ in ranked if piece not in known][:room]
+
+    candidates = collections.Counter()
+    for word, count in words.items():
+        for start in range(len(word)):
+            for end in range(start + 2, min(len(word), start + max_piece_length) + 1):
+                piece = word[start:end]
+                candidates[piece if start == 0 else "##" + piece] += count
+    pieces = best(candidates)
+    for _ in range(iterations):
+        vocab = set(base) | set(pieces)
+        used = collections.Counter()
+        for word, count in words.items():
+            start = 0
+            while start < len(word):
+                for end in range(min(len(word), start + max_piece_length), start, -1):
+                    piece = word[start:end] if start == 0 else "##" + word[start:end]
+                    if piece in vocab:
+                        break
+                if end - start > 1:
+                    used[piece] += count
+                start = end
+        # Pieces the tokenizer does not reach lose to the next candidates.
+        for piece in candidates:
+            if piece not in used:
+                used[piece] = 0
+        scores = {p: used[p] * 1_000_000 + candidates[p] for p in candidates}
+        pieces = best(scores)
+    return base + pieces
+
+
+# `albert_keras/cli.py` imported the subcommand from here before vocab_cli.py.
+from albert_keras.tokenizers.vocab_cli import add_parser, run  # noqa: E402, F401

@@ -1,0 +1,185 @@
+"""Reading and checking ALBERT vocabulary files; `load_tokenizer` picks the kind.
+
+Two kinds exist: a SentencePiece model (`30k-clean.model`, the English
+releases) and a WordPiece `vocab.txt` (`vocab_chinese.txt`, the `*_zh`
+releases). A wrong or damaged file is refused here with what was found and
+what to do, before any TensorFlow op sees it.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The official layout of a SentencePiece vocabulary (`30k-clean.model`).
+SENTENCEPIECE_SPECIALS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]"}
+SENTENCEPIECE_SPECIALS.update({"sep": "[SEP]", "mask": "[MASK]"})
+# And of a WordPiece one (BERT's; `vocab_chinese.txt`).
+WORDPIECE_SPECIALS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]"}
+WORDPIECE_SPECIALS.update({"sep": "[SEP]", "mask": "[MASK]"})
+_FIX = "Use the release's file or make one with `albert-keras vocab`."
+
+
+def _read_bytes(path, what: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(
+            f"Cannot read the {what} {str(path)!r}: {e.strerror}."
+        ) from None
+
+
+def read_sentencepiece_model(model) -> tuple[bytes, object]:
+    """Loads and checks a SentencePiece model for ALBERT.
+
+    Args:
+        model: path of a `.model` file, or its bytes.
+
+    Returns: `(serialized model, sentencepiece.SentencePieceProcessor)`.
+
+    Raises:
+        ValueError: unreadable, not a SentencePiece model, not a unigram
+            model, or without `[CLS]`, `[SEP]` and `[MASK]`.
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> proto, processor = read_sentencepiece_model(SPM_MODEL_PATH)
+    >>> processor.piece_to_id("[CLS]")
+    2
+    """
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2
+
+    name = "SentencePiece model"
+    if isinstance(model, (str, os.PathLike)):
+        name = f"SentencePiece model {str(model)!r}"
+        model = _read_bytes(model, "SentencePiece model")
+    model = bytes(model)
+    parsed = sentencepiece_model_pb2.ModelProto()
+    try:
+        parsed.ParseFromString(model)
+        processor = spm.SentencePieceProcessor(model_proto=model)
+    except Exception:  # protobuf and sentencepiece raise several kinds
+        parsed = None
+    if parsed is None or not parsed.pieces:
+        hint = ""
+        if model[:5] in (b"[PAD]", b"[UNK]") or b"\n[CLS]\n" in model[:20000]:
+            hint = " It looks like a WordPiece vocab.txt: use AlbertWordPieceTokenizer."
+        raise ValueError(
+            f"The {name} is not a SentencePiece model ({len(model)} bytes that do "
+            f"not parse as one).{hint} {_FIX}"
+        )
+    model_type = sentencepiece_model_pb2.TrainerSpec.ModelType.Name(
+        parsed.trainer_spec.model_type
+    )
+    if model_type != "UNIGRAM":
+        raise ValueError(
+            f"The {name} is a {model_type} model; ALBERT's SentencePiece "
+            f"vocabularies are UNIGRAM models, the only kind supported. {_FIX}"
+        )
+    missing = [
+        piece
+        for piece in ("[CLS]", "[SEP]", "[MASK]")
+        if processor.piece_to_id(piece) == processor.unk_id()
+    ]
+    if missing:
+        raise ValueError(
+            f"The {name} lacks the ALBERT special tokens {missing} (the official "
+            "layout is <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4, as control "
+            f"symbols). {_FIX}"
+        )
+    return model, processor
+
+
+def read_wordpiece_vocabulary(vocabulary) -> list[str]:
+    """Reads a WordPiece vocabulary as the official `load_vocab` does, and checks it.
+
+    One token per line, the first whitespace-separated field; a repeated
+    token keeps its first id and takes no new one (so ids are counted over
+    distinct tokens, exactly as `load_vocab` numbers them).
+
+    Args:
+        vocabulary: path of a `vocab.txt` or a list of tokens.
+
+    Returns: the tokens in id order.
+
+    Raises:
+        ValueError: unreadable, not UTF-8 text (for instance a SentencePiece
+            model), a blank line inside, or no `[UNK]`, `[CLS]`, `[SEP]`,
+            `[MASK]`.
+
+    Example:
+    >>> read_wordpiece_vocabulary(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])[:2]
+    ['[PAD]', '[UNK]']
+    """
+    name = "WordPiece vocabulary"
+    if isinstance(vocabulary, (str, os.PathLike)):
+        name = f"WordPiece vocabulary {str(vocabulary)!r}"
+        data = _read_bytes(vocabulary, "WordPiece vocabulary")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"The {name} is not UTF-8 text (byte {e.start}); a WordPiece "
+                "vocabulary has one token per line. A SentencePiece .model goes "
+                f"to AlbertTokenizer. {_FIX}"
+            ) from None
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the final newline
+    else:
+        lines = [str(token) for token in vocabulary]
+    tokens, seen = [], set()
+    for number, line in enumerate(lines, start=1):
+        fields = line.strip().split()
+        if not fields:
+            raise ValueError(
+                f"Line {number} of the {name} is blank; the official load_vocab "
+                f"fails on it, and ids after it would be ambiguous. {_FIX}"
+            )
+        if "\x00" in line:
+            raise ValueError(
+                f"The {name} holds NUL bytes (line {number}): it is not a text "
+                f"vocabulary. A SentencePiece .model goes to AlbertTokenizer. {_FIX}"
+            )
+        if fields[0] not in seen:
+            seen.add(fields[0])
+            tokens.append(fields[0])
+    missing = [t for t in ("[UNK]", "[CLS]", "[SEP]", "[MASK]") if t not in seen]
+    if missing:
+        raise ValueError(
+            f"The {name} lacks the special tokens {missing}; ALBERT needs [UNK], "
+            f"[CLS], [SEP] and [MASK] (as the release's vocab_chinese.txt). {_FIX}"
+        )
+    return tokens
+
+
+def load_tokenizer(vocabulary: str, lowercase: bool = True, **kwargs):
+    """The right tokenizer for a vocabulary file, by its content.
+
+    Args:
+        vocabulary: a SentencePiece `.model` (-> `AlbertTokenizer`) or a
+            WordPiece `vocab.txt` (-> `AlbertWordPieceTokenizer`).
+        lowercase: as the official `do_lower_case` (True for every release).
+        **kwargs: passed to the layer (`name`, ...).
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> type(load_tokenizer(SPM_MODEL_PATH)).__name__
+    'AlbertTokenizer'
+    """
+    from albert_keras.tokenizers.albert_tokenizer import AlbertTokenizer
+    from albert_keras.tokenizers.albert_wordpiece_tokenizer import (
+        AlbertWordPieceTokenizer,
+    )
+
+    head = _read_bytes(vocabulary, "vocabulary")[:4096]
+    try:
+        head.decode("utf-8")
+        is_text = b"\x00" not in head
+    except UnicodeDecodeError as e:
+        # A cut in the middle of a character at the end is still text.
+        is_text = e.start > len(head) - 4 and b"\x00" not in head
+    if is_text:
+        return AlbertWordPieceTokenizer(vocabulary, lowercase=lowercase, **kwargs)
+    return AlbertTokenizer(vocabulary, lowercase=lowercase, **kwargs)
