@@ -1,15 +1,29 @@
-"""Official google-research ALBERT TF1 checkpoints <-> albert-keras models."""
+"""Official google-research ALBERT TF1 checkpoints <-> albert-keras models.
 
-from checkpoints_convert.converter import (
+Example:
+>>> from checkpoints_convert import load_official_checkpoint
+>>> model = load_official_checkpoint(  # doctest: +SKIP
+...     "albert_base_v2", model="pretrainer"
+... )
+"""
+
+from checkpoints_convert.checkpoint_reader import CheckpointReader
+from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.loader import (
     MODELS,
+    ConversionReport,
     load_official_checkpoint,
-    save_official_checkpoint,
 )
-from checkpoints_convert.official_checkpoint import OfficialCheckpoint
+from checkpoints_convert.name_table import NAME_TABLE, official_weights
+from checkpoints_convert.writer import save_official_checkpoint
 
 __all__ = [
     "MODELS",
-    "OfficialCheckpoint",
+    "NAME_TABLE",
+    "CheckpointReader",
+    "ConversionError",
+    "ConversionReport",
     "load_official_checkpoint",
+    "official_weights",
     "save_official_checkpoint",
 ]

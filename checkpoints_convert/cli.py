@@ -1,7 +1,12 @@
 """`albert-convert`: official TF1 checkpoints <-> `.keras` files.
 
-albert-convert SRC --output model.keras [--model pretrainer] [--saved-model DIR]
-albert-convert --to-official model.keras --output DIR
+    albert-convert SRC --output model.keras [--model pretrainer] [--config CFG]
+                   [--num-classes N] [--saved-model DIR] [--text-model LENGTH]
+    albert-convert --to-official model.keras --output DIR
+
+Progress and the conversion summary go to stderr. User errors (a missing or
+foreign checkpoint, a config that does not fit) print one message and exit
+with status 2, without a traceback.
 """
 
 from __future__ import annotations
@@ -10,71 +15,94 @@ import argparse
 import json
 import os
 import sys
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+MODEL_NAMES = ["backbone", "pretrainer", "classifier", "span_qa", "multiple_choice"]
 
-def build_parser():
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="albert-convert",
         description=(
-            "Convert a google-research ALBERT checkpoint (release folder, prefix "
-            "or TF1 Hub module) to a .keras file, or a .keras file back to the "
-            "official TF1 format."
+            "Convert a google-research ALBERT TF1 checkpoint (release folder, "
+            "prefix or TF1 Hub module folder) to a .keras file, or a .keras file "
+            "back to the official TF1 format (--to-official)."
         ),
     )
-    parser.add_argument("source", help="checkpoint folder/prefix, or a .keras file")
-    parser.add_argument("--output", required=True, help=".keras file, or a folder")
+    parser.add_argument("source", help="checkpoint folder or prefix, or a .keras file")
+    parser.add_argument(
+        "--output",
+        required=True,
+        help="the .keras file to write, or with --to-official the folder",
+    )
     parser.add_argument(
         "--model",
         default="pretrainer",
-        choices=["backbone", "pretrainer", "classifier", "span_qa", "multiple_choice"],
-        help="which model to build (default: pretrainer, heads included)",
+        choices=MODEL_NAMES,
+        help="which model to build (default: pretrainer, MLM and SOP heads included)",
     )
-    parser.add_argument("--config", help="albert_config.json (default: the release's)")
-    parser.add_argument("--num-classes", type=int, help="for a new classifier head")
-    parser.add_argument("--saved-model", help="also export a SavedModel here")
+    parser.add_argument(
+        "--config", help="albert_config.json (default: the one of the release)"
+    )
+    parser.add_argument(
+        "--num-classes",
+        type=int,
+        help="classifier labels (default: the checkpoint's head; needed for a new "
+        "head on a pretraining release)",
+    )
+    parser.add_argument(
+        "--saved-model", metavar="DIR", help="also export a SavedModel (model.export)"
+    )
     parser.add_argument(
         "--text-model",
         type=int,
         metavar="SEQUENCE_LENGTH",
-        help="wrap a task model with the release's tokenizer (30k-clean.model or "
-        "vocab_chinese.txt) so it takes raw strings; the SavedModel then serves text",
+        help="wrap a classifier or span_qa model with the release's tokenizer "
+        "(30k-clean.model or vocab_chinese.txt) so it takes raw strings; the "
+        "SavedModel then serves text",
     )
     parser.add_argument(
         "--to-official",
         action="store_true",
-        help="convert a .keras file to an official TF1 checkpoint in --output",
+        help="convert the .keras file SOURCE to an official TF1 checkpoint "
+        "(OUTPUT/model.ckpt-best.* and albert_config.json)",
     )
     return parser
 
 
-def _to_keras(args):
-    from checkpoints_convert.converter import load_official_checkpoint
+def _log(message):
+    print(message, file=sys.stderr, flush=True)
 
+
+def _to_keras(args):
+    from checkpoints_convert.conversion_error import ConversionError
+    from checkpoints_convert.loader import load_official_checkpoint
+
+    if not args.output.endswith(".keras"):
+        raise ConversionError(
+            f"--output must be a .keras file. Received: {args.output!r}"
+        )
     kwargs = {"num_classes": args.num_classes} if args.num_classes else {}
+    start = time.perf_counter()
+    _log(f"reading {args.source} as {args.model}")
     model = load_official_checkpoint(
         args.source, model=args.model, config=args.config, **kwargs
     )
     report = model.conversion_report
-    print(
-        f"loaded {report['loaded']} variables from {report['checkpoint']}; "
-        f"skipped heads: {len(report['skipped_heads'])}; ignored optimizer "
-        f"variables: {len(report['ignored'])}",
-        file=sys.stderr,
-    )
-    if not args.output.endswith(".keras"):
-        raise ValueError(f"--output must end with .keras. Received: {args.output!r}")
+    _log(report.summary())
     if args.text_model:
-        model = _with_tokenizer(model, report["vocab"], args)
+        model = _with_tokenizer(model, report.vocab_path, args)
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     model.save(args.output)
-    print(f"wrote {args.output}", file=sys.stderr)
+    _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
     if args.saved_model:
         if args.text_model:
             model.export_serving(args.saved_model)
         else:
             model.export(args.saved_model, verbose=False)
-        print(f"wrote SavedModel {args.saved_model}", file=sys.stderr)
+        _log(f"wrote SavedModel {args.saved_model}")
 
 
 def _with_tokenizer(model, vocab, args):
@@ -83,14 +111,15 @@ def _with_tokenizer(model, vocab, args):
         AlbertTokenizer,
         AlbertWordPieceTokenizer,
     )
+    from checkpoints_convert.conversion_error import ConversionError
 
-    if args.model in ("backbone", "pretrainer", "multiple_choice"):
-        raise ValueError(
+    if args.model not in ("classifier", "span_qa"):
+        raise ConversionError(
             "--text-model wraps a classifier or span_qa model (inputs are packed "
             f"texts). Received: --model {args.model}"
         )
     if vocab is None:
-        raise ValueError(
+        raise ConversionError(
             "--text-model needs the release's vocabulary (30k-clean.model or "
             "vocab_chinese.txt) beside the checkpoint or in assets/."
         )
@@ -98,33 +127,50 @@ def _with_tokenizer(model, vocab, args):
         tokenizer = AlbertTokenizer(vocab)
     else:
         tokenizer = AlbertWordPieceTokenizer(vocab)
-    print(f"tokenizer: {vocab}", file=sys.stderr)
+    _log(f"tokenizer: {vocab}")
     return AlbertTextModel(model, tokenizer, args.text_model)
 
 
 def _to_official(args):
     import keras
 
-    from checkpoints_convert.converter import save_official_checkpoint
+    from checkpoints_convert.conversion_error import ConversionError
+    from checkpoints_convert.writer import save_official_checkpoint
 
     if not os.path.isfile(args.source):
         raise FileNotFoundError(f"No .keras file at {args.source!r}")
-    model = keras.saving.load_model(args.source)
+    if os.path.isfile(args.output):
+        raise ConversionError(
+            f"--output must be a folder with --to-official. Received the file "
+            f"{args.output!r}"
+        )
+    _log(f"reading {args.source}")
+    try:
+        model = keras.saving.load_model(args.source)
+    except (ValueError, OSError) as e:
+        raise ConversionError(
+            f"Cannot load {args.source!r} as a .keras model: {e}"
+        ) from None
+    # An AlbertTextModel (--text-model) wraps the task model.
+    model = getattr(model, "task_model", model)
     prefix = save_official_checkpoint(
         model, os.path.join(args.output, "model.ckpt-best")
     )
-    print(
-        f"wrote {prefix}.index/.data-00000-of-00001 and albert_config.json",
-        file=sys.stderr,
+    _log(
+        f"wrote {prefix}.index, {prefix}.data-00000-of-00001 and "
+        f"{os.path.join(args.output, 'albert_config.json')}"
     )
 
 
 def main(argv=None) -> int:
+    """Runs `albert-convert`; returns the exit status (2 for user errors)."""
     args = build_parser().parse_args(argv)
+    from checkpoints_convert.conversion_error import ConversionError
+
     try:
         (_to_official if args.to_official else _to_keras)(args)
-    except (ValueError, FileNotFoundError, json.JSONDecodeError) as e:
-        print(f"albert-convert: error: {e}", file=sys.stderr)
+    except (ConversionError, OSError, json.JSONDecodeError) as e:
+        _log(f"albert-convert: error: {e}")
         return 2
     return 0
 

@@ -1,4 +1,8 @@
-"""Bad checkpoints and configs give errors that name the variable and the cause."""
+"""Bad checkpoints and configs: errors that name the variable and the cause.
+
+The head count cannot be seen in the weights (2-D kernels), so a wrong
+`num_attention_heads` is not detectable; the tests use what is.
+"""
 
 import json
 import os
@@ -9,7 +13,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from checkpoints_convert import OfficialCheckpoint, load_official_checkpoint
+from albert_keras import AlbertBackbone, AlbertConfig
+from checkpoints_convert import (
+    CheckpointReader,
+    ConversionError,
+    load_official_checkpoint,
+    save_official_checkpoint,
+)
+
+LAYER_NORM_1 = "bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma"
 
 
 def write_checkpoint(prefix, variables):
@@ -21,145 +33,203 @@ def write_checkpoint(prefix, variables):
         shape_and_slices=[""] * len(names),
         tensors=[tf.constant(np.asarray(variables[n], "float32")) for n in names],
     )
+    return prefix
 
 
-def official_variables(folder):
-    checkpoint = OfficialCheckpoint(folder)
-    return {n: checkpoint.read(n) for n in checkpoint.names}
+def official_config(official, case="all_shared"):
+    with open(os.path.join(official[case], "albert_config.json")) as f:
+        return json.load(f)
 
 
-def copy_with(official, tmp_path, change):
-    variables = official_variables(official["all_shared"])
+def edited_copy(official, tmp_path, change, case="all_shared"):
+    """The case's variables, changed by `change(dict)`, with its config."""
+    reader = CheckpointReader(official[case])
+    variables = {name: reader.read(name) for name in reader.names}
     change(variables)
-    folder = tmp_path / "ckpt"
+    folder = tmp_path / "edited"
     write_checkpoint(str(folder / "model.ckpt-best"), variables)
     shutil.copy(
-        os.path.join(official["all_shared"], "albert_config.json"),
+        os.path.join(official[case], "albert_config.json"),
         folder / "albert_config.json",
     )
     return str(folder)
 
 
-def test_wrong_vocab_size_names_the_config_field(official, tmp_path):
-    config = json.load(open(os.path.join(official["all_shared"], "albert_config.json")))
+def test_wrong_vocab_size_names_the_config_field(official):
+    config = official_config(official)
     config["vocab_size"] += 3
-    with pytest.raises(ValueError) as info:
-        load_official_checkpoint(official["all_shared"], config=config)
+    with pytest.raises(ConversionError) as info:
+        load_official_checkpoint(official["all_shared"], "pretrainer", config=config)
     message = str(info.value)
-    assert "'bert/embeddings/word_embeddings'" in message
-    assert "vocab_size" in message
+    assert "shape mismatch for 'bert/embeddings/word_embeddings'" in message
+    assert "config `vocab_size` is 103 here, 100 in the checkpoint" in message
+    assert "'cls/predictions/output_bias'" in message  # the MLM bias too
+
+
+def test_wrong_embedding_size_names_the_config_field(official):
+    config = official_config(official)
+    config["embedding_size"] = 8
+    with pytest.raises(ConversionError, match="config `embedding_size` is 8 here"):
+        load_official_checkpoint(official["all_shared"], config=config)
 
 
 def test_missing_variable(official, tmp_path):
-    name = "bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma"
-    folder = copy_with(official, tmp_path, lambda v: v.pop(name))
-    with pytest.raises(ValueError, match=f"missing variable '{name}'"):
+    folder = edited_copy(official, tmp_path, lambda v: v.pop(LAYER_NORM_1))
+    with pytest.raises(ConversionError, match=f"missing variable '{LAYER_NORM_1}'"):
         load_official_checkpoint(folder)
 
 
-def test_transposed_kernel(official, tmp_path):
-    name = "bert/encoder/embedding_hidden_mapping_in/kernel"
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bert/encoder/embedding_hidden_mapping_in/kernel",
+        "bert/encoder/transformer/group_0/inner_group_0/ffn_1/intermediate/dense/kernel",
+    ],
+)
+def test_transposed_kernel(official, tmp_path, name):
+    def transpose(variables):
+        variables[name] = variables[name].T
 
-    def transpose(v):
-        v[name] = v[name].T
-
-    folder = copy_with(official, tmp_path, transpose)
-    with pytest.raises(ValueError, match=f"'{name}'.*the kernel is transposed"):
+    folder = edited_copy(official, tmp_path, transpose)
+    with pytest.raises(ConversionError, match=f"'{name}' looks transposed"):
         load_official_checkpoint(folder)
 
 
 def test_more_groups_than_the_config(official, tmp_path):
-    def extra_group(v):
-        for name in list(v):
+    def extra_group(variables):
+        for name in list(variables):
             if "/group_0/" in name:
-                v[name.replace("/group_0/", "/group_1/")] = v[name]
+                variables[name.replace("/group_0/", "/group_1/")] = variables[name]
 
-    folder = copy_with(official, tmp_path, extra_group)
-    with pytest.raises(
-        ValueError, match="more groups than the config's num_hidden_groups=1"
-    ):
+    folder = edited_copy(official, tmp_path, extra_group)
+    with pytest.raises(ConversionError) as info:
         load_official_checkpoint(folder)
+    message = str(info.value)
+    assert "more groups than the config's num_hidden_groups=1" in message
+    assert "(and 15 more like it)" in message  # one line, not sixteen
+
+
+def test_fewer_groups_than_the_config(official):
+    config = official_config(official, "all_shared")
+    config["num_hidden_groups"] = 3
+    with pytest.raises(ConversionError, match="the checkpoint has groups \\[0\\]"):
+        load_official_checkpoint(official["all_shared"], config=config)
+
+
+def test_more_inner_groups_than_the_config(official):
+    config = official_config(official, "inner_groups_2")
+    config["inner_group_num"] = 1
+    with pytest.raises(ConversionError, match="more inner groups than the config"):
+        load_official_checkpoint(official["inner_groups_2"], config=config)
+
+
+def test_projection_without_embedding_size(official):
+    config = official_config(official, "all_shared")
+    config["embedding_size"] = config["hidden_size"]
+    with pytest.raises(ConversionError, match="check embedding_size"):
+        load_official_checkpoint(official["all_shared"], config=config)
+
+
+def test_multiple_choice_head_on_a_classifier_checkpoint(official):
+    with pytest.raises(ConversionError, match="multiple-choice head's single score"):
+        load_official_checkpoint(official["v1_dropout_classifier"], "multiple_choice")
 
 
 def test_unknown_activation_in_config(official):
-    config = json.load(open(os.path.join(official["all_shared"], "albert_config.json")))
+    config = official_config(official)
     config["hidden_act"] = "swish"
-    with pytest.raises(ValueError, match="hidden_act='swish'"):
+    with pytest.raises(ConversionError, match="hidden_act='swish'"):
         load_official_checkpoint(official["all_shared"], config=config)
 
 
 def test_tf2_object_based_checkpoint(tmp_path):
-    write_checkpoint(
-        str(tmp_path / "tf2" / "ckpt-1"),
-        {
-            "layer_with_weights-0/embeddings/.ATTRIBUTES/VARIABLE_VALUE": np.zeros(
-                (2, 2)
-            )
-        },
-    )
-    with pytest.raises(ValueError, match="object-based TF2 checkpoint"):
+    name = "model/layer_with_weights-0/embeddings/.ATTRIBUTES/VARIABLE_VALUE"
+    write_checkpoint(str(tmp_path / "tf2" / "ckpt-1"), {name: np.zeros((2, 2))})
+    with pytest.raises(ConversionError, match="object-based TF2 checkpoint"):
         load_official_checkpoint(str(tmp_path / "tf2"))
 
 
 def test_unshared_tf2_names(tmp_path):
-    write_checkpoint(
-        str(tmp_path / "u" / "model.ckpt"),
-        {
-            "bert/encoder/transformer/group_0_9/inner_group_0/LayerNorm/beta": np.zeros(
-                2
-            )
-        },
-    )
-    with pytest.raises(ValueError, match="albert#241"):
+    name = "bert/encoder/transformer/group_0_9/inner_group_0/LayerNorm/beta"
+    write_checkpoint(str(tmp_path / "u" / "model.ckpt"), {name: np.zeros(2)})
+    with pytest.raises(ConversionError, match="un-shared TF2 names.*albert#241"):
         load_official_checkpoint(str(tmp_path / "u"))
 
 
-def test_brightmart_layout(tmp_path):
-    write_checkpoint(
-        str(tmp_path / "b" / "albert_model.ckpt"),
-        {"bert/encoder/layer_shared/attention/self/query/kernel": np.zeros((2, 2))},
-    )
-    with pytest.raises(ValueError, match="brightmart"):
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bert/encoder/layer_shared/attention/self/query/kernel",
+        "bert/embeddings/word_embeddings_2",
+    ],
+)
+def test_brightmart_layout(tmp_path, name):
+    write_checkpoint(str(tmp_path / "b" / "albert_model.ckpt"), {name: np.zeros(2)})
+    with pytest.raises(ConversionError, match="brightmart layout is not supported yet"):
         load_official_checkpoint(str(tmp_path / "b"))
 
 
 def test_folder_without_checkpoint(tmp_path):
+    (tmp_path / "albert_config.json").write_text("{}")
     with pytest.raises(FileNotFoundError, match=r"no \*\.index file"):
         load_official_checkpoint(str(tmp_path))
     with pytest.raises(FileNotFoundError, match="No checkpoint at"):
         load_official_checkpoint(str(tmp_path / "nope"))
 
 
-def test_config_without_release_file(official, tmp_path):
-    variables = official_variables(official["all_shared"])
+def test_checkpoint_without_config(official, tmp_path):
+    reader = CheckpointReader(official["all_shared"])
+    variables = {name: reader.read(name) for name in reader.names}
     write_checkpoint(str(tmp_path / "x" / "model.ckpt-best"), variables)
-    with pytest.raises(FileNotFoundError, match="No albert_config.json"):
+    with pytest.raises(FileNotFoundError, match="No albert_config.json beside"):
         load_official_checkpoint(str(tmp_path / "x"))
+    # An explicit config (a path) works, and so does an .index path.
+    config = os.path.join(official["all_shared"], "albert_config.json")
+    index = str(tmp_path / "x" / "model.ckpt-best.index")
+    model = load_official_checkpoint(index, config=config)
+    assert model.conversion_report.config_source == config
 
 
 def test_several_checkpoints_pick_best_or_highest_step(official, tmp_path):
-    variables = official_variables(official["all_shared"])
+    reader = CheckpointReader(official["all_shared"])
+    variables = {name: reader.read(name) for name in reader.names}
     for step in (100, 2000, 300):
         write_checkpoint(str(tmp_path / "t" / f"model.ckpt-{step}"), variables)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        checkpoint = OfficialCheckpoint(str(tmp_path / "t"))
-    assert checkpoint.prefix.endswith("model.ckpt-2000")
-    assert any("using model.ckpt-2000" in str(w.message) for w in caught)
+    with pytest.warns(UserWarning, match=r"using model.ckpt-2000 \(the highest step"):
+        assert CheckpointReader(str(tmp_path / "t")).prefix.endswith("ckpt-2000")
+    write_checkpoint(str(tmp_path / "t" / "model.ckpt-best"), variables)
+    with pytest.warns(UserWarning, match=r"using model.ckpt-best \(model.ckpt-best"):
+        assert CheckpointReader(str(tmp_path / "t")).prefix.endswith("ckpt-best")
 
 
-def test_xlarge_head_count_warning(tmp_path):
-    from albert_keras import AlbertConfig
-    from checkpoints_convert.converter import _warn_head_count
+def test_xlarge_head_count_warning(official):
+    config = AlbertConfig.from_preset(
+        "albert_xlarge_v2", vocab_size=100, intermediate_size=64
+    )
+    with pytest.warns(UserWarning, match="albert#180.*num_attention_heads=32"):
+        # xlarge-shaped but not the checkpoint's size: warned, then refused.
+        with pytest.raises(ConversionError, match="config `hidden_size` is 2048"):
+            load_official_checkpoint(official["all_shared"], config=config)
 
-    with pytest.warns(UserWarning, match="pages 16.*num_attention_heads=32"):
-        _warn_head_count(AlbertConfig.from_preset("albert_xlarge_v2"))
+
+def test_no_warning_for_other_sizes(official):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_official_checkpoint(official["all_shared"])
 
 
-def test_partial_sharing_cannot_be_written(tmp_path):
-    from albert_keras import AlbertBackbone, AlbertConfig
-    from checkpoints_convert import save_official_checkpoint
-
-    backbone = AlbertBackbone(AlbertConfig.from_preset("albert_tiny", sharing="ffn"))
-    with pytest.raises(ValueError, match="cannot be written in the official"):
+@pytest.mark.parametrize("sharing", ["attention", "ffn"])
+def test_partial_sharing_has_no_official_layout(official, tmp_path, sharing):
+    backbone = AlbertBackbone(AlbertConfig.from_preset("albert_tiny", sharing=sharing))
+    with pytest.raises(ConversionError, match=f"sharing='{sharing}' cannot be"):
         save_official_checkpoint(backbone, str(tmp_path / "m" / "model.ckpt"))
+    assert not (tmp_path / "m").exists()  # refused before writing anything
+    config = official_config(official)
+    config["sharing"] = sharing
+    with pytest.raises(ConversionError, match="cannot be expressed"):
+        load_official_checkpoint(official["all_shared"], config=config)
+
+
+def test_unknown_model_name(official):
+    with pytest.raises(ConversionError, match="Allowed: backbone, pretrainer"):
+        load_official_checkpoint(official["all_shared"], model="ner")

@@ -1,0 +1,196 @@
+"""`CheckpointReader`: find and read a google-research ALBERT TF1 checkpoint."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+from checkpoints_convert.conversion_error import ConversionError
+
+# Training state no model weight takes: the official AdamWeightDecay and LAMB
+# slots (`<var>/adam_m`, `<var>/adam_v`), tf.train.AdamOptimizer's slots and
+# powers, the step counter, and TF1 mixed-precision loss-scale state.
+OPTIMIZER_STATE = re.compile(
+    r"(/adam_[mv]$|/Adam(_1)?$|/Momentum$|/ExponentialMovingAverage$|"
+    r"^global_step$|^beta[12]_power(_\d+)?$|^good_steps$|^current_loss_scale$|"
+    r"^loss_scale(/.*)?$)"
+)
+# Heads of official tasks: skipped (and reported) when the requested model has
+# no such head. SQuAD v2's heads have no counterpart in our models.
+HEAD_NAMES = re.compile(
+    r"^(cls/|output_weights$|output_bias$|start_logits/|end_logits/|answer_class/)"
+)
+# Files beside the checkpoint (release tars) or in a hub module's assets/.
+CONFIG_FILE = "albert_config.json"
+VOCAB_FILES = ("30k-clean.model", "vocab_chinese.txt")
+
+
+class CheckpointReader:
+    """A google-research ALBERT TF1 checkpoint: its prefix, variables and files.
+
+    Accepts a release folder (`albert_config.json` + `model.ckpt-best.*`, no
+    `checkpoint` state file: the prefix comes from the `*.index` files; with
+    several, `model.ckpt-best` wins, else the highest step, and a warning says
+    which), an explicit prefix (or its `.index` / `.data-*` file), a training
+    checkpoint (optimizer slots and `global_step` are recognized so they can be
+    ignored), or a TF1 Hub module folder (`variables/variables.*`, names with
+    or without `module/`, config and vocabulary in `assets/`).
+
+    Layouts this converter does not read (TF2 object-based checkpoints,
+    un-shared TF2 conversions, brightmart's albert_zh) are rejected here with
+    a message that says which layout was found.
+
+    Args:
+        path: the folder, prefix or checkpoint file.
+
+    Example:
+    >>> reader = CheckpointReader("albert_base_v2/")  # doctest: +SKIP
+    >>> reader.prefix, reader.config_path  # doctest: +SKIP
+    ('albert_base_v2/model.ckpt-best', 'albert_base_v2/albert_config.json')
+    >>> reader.shape("bert/embeddings/word_embeddings")  # doctest: +SKIP
+    (30000, 128)
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self.prefix, self.folder, self.choice = _find_prefix(self.path)
+        try:
+            listed = tf.train.list_variables(self.prefix)
+            self._reader = tf.train.load_checkpoint(self.prefix)
+        except (tf.errors.OpError, ValueError) as e:
+            message = getattr(e, "message", str(e)).strip().splitlines()[0]
+            raise ConversionError(
+                f"Cannot read the checkpoint {self.prefix!r} (are the .data-* "
+                f"files complete, not Git LFS pointers?): {message}"
+            ) from None
+        # Hub modules may store names under `module/`; strip it once.
+        self._stored = {}
+        for name, shape in listed:
+            plain = name.removeprefix("module/")
+            if plain in self._stored:
+                raise ConversionError(
+                    f"{self.prefix!r} holds both {name!r} and "
+                    f"{self._stored[plain][0]!r}; cannot tell which to use."
+                )
+            self._stored[plain] = (name, tuple(shape))
+        _check_layout(self.prefix, list(self._stored))
+        self.config_path = self._find_file(CONFIG_FILE)
+        self.vocab_path = next(
+            (p for p in map(self._find_file, VOCAB_FILES) if p is not None), None
+        )
+
+    def _find_file(self, name):
+        for candidate in (
+            os.path.join(self.folder, name),
+            os.path.join(self.folder, "assets", name),
+        ):
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
+    @property
+    def names(self) -> list[str]:
+        """Variable names, without a hub module's `module/` prefix."""
+        return list(self._stored)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self._stored[name][1]
+
+    def read(self, name: str) -> np.ndarray:
+        return self._reader.get_tensor(self._stored[name][0])
+
+    @staticmethod
+    def is_optimizer_state(name: str) -> bool:
+        """Optimizer slots, `global_step` and loss-scale state."""
+        return bool(OPTIMIZER_STATE.search(name))
+
+    @staticmethod
+    def is_head(name: str) -> bool:
+        """A task head's variable (pretraining, classifier, SQuAD, RACE)."""
+        return bool(HEAD_NAMES.search(name))
+
+
+def _find_prefix(path):
+    """(prefix, folder of the release files, how the prefix was chosen)."""
+    for suffix in (".index", ".meta"):
+        if path.endswith(suffix) and os.path.isfile(path):
+            path = path[: -len(suffix)]
+    data = re.match(r"(.*)\.data-\d+-of-\d+$", path)
+    if data and os.path.isfile(path):
+        path = data.group(1)
+    if os.path.isfile(path + ".index"):
+        return path, os.path.dirname(path) or ".", "given"
+    if not os.path.isdir(path):
+        raise FileNotFoundError(
+            f"No checkpoint at {path!r}: expected a release folder, a TF1 Hub "
+            "module folder, or a checkpoint prefix such as "
+            "albert_base/model.ckpt-best (with .index and .data-* files)."
+        )
+    hub = os.path.join(path, "variables", "variables")
+    if os.path.isfile(hub + ".index"):
+        return hub, path, "TF1 Hub module"
+    prefixes = sorted(i[: -len(".index")] for i in glob.glob(f"{path}/*.index"))
+    if not prefixes:
+        raise FileNotFoundError(
+            f"No checkpoint in {path!r}: no *.index file and no "
+            "variables/variables.index (TF1 Hub module)."
+        )
+    if len(prefixes) == 1:
+        return prefixes[0], path, "the only one"
+    best = os.path.join(path, "model.ckpt-best")
+    if best in prefixes:
+        chosen, why = best, "model.ckpt-best"
+    else:
+        chosen, why = max(prefixes, key=_step), "the highest step"
+    warnings.warn(
+        f"{len(prefixes)} checkpoints in {path!r} "
+        f"({', '.join(os.path.basename(p) for p in prefixes)}); using "
+        f"{os.path.basename(chosen)} ({why}). Pass a prefix to choose another.",
+        stacklevel=4,
+    )
+    return chosen, path, f"{why} of {len(prefixes)}"
+
+
+def _step(prefix):
+    match = re.search(r"-(\d+)$", prefix)
+    return (int(match.group(1)) if match else -1, prefix)
+
+
+def _check_layout(prefix, names):
+    """Rejects checkpoint layouts other than google-research's, by name."""
+    object_based = [
+        n
+        for n in names
+        if ".ATTRIBUTES" in n
+        or n.startswith(("layer_with_weights-", "_CHECKPOINTABLE_OBJECT_GRAPH"))
+        or "/layer_with_weights-" in n
+    ]
+    if object_based:
+        raise ConversionError(
+            f"{prefix!r} is an object-based TF2 checkpoint (names such as "
+            f"{object_based[0]!r}): a TF2 / Model Garden / TF2 Hub model, not "
+            "the google-research TF1 format this converter reads. Not supported; "
+            "use the TF1 release (model.ckpt-best) or TF1 Hub module instead."
+        )
+    unshared = [n for n in names if re.search(r"(^|/)group_\d+_\d+/", n)]
+    if unshared:
+        raise ConversionError(
+            f"{prefix!r} holds un-shared TF2 names such as {unshared[0]!r} (a "
+            "TF2 conversion that unrolled the shared groups per layer, "
+            "albert#241), not the official group_{g}/inner_group_{i} layout. "
+            "Not supported; convert the original TF1 release instead."
+        )
+    brightmart = [
+        n for n in names if "layer_shared" in n or re.search(r"word_embeddings_2$", n)
+    ]
+    if brightmart:
+        raise ConversionError(
+            f"{prefix!r} uses the brightmart albert_zh layout (names such as "
+            f"{brightmart[0]!r}): the brightmart layout is not supported yet. "
+            "The google-research albert_*_zh releases load."
+        )
