@@ -134,7 +134,10 @@ def _find_prefix(path):
     hub = os.path.join(path, "variables", "variables")
     if os.path.isfile(hub + ".index"):
         return hub, path, "TF1 Hub module"
-    prefixes = sorted(i[: -len(".index")] for i in glob.glob(f"{path}/*.index"))
+    prefixes = sorted(
+        i[: -len(".index")]
+        for i in glob.glob(os.path.join(glob.escape(path), "*.index"))
+    )
     if not prefixes:
         raise FileNotFoundError(
             f"No checkpoint in {path!r}: no *.index file and no "

@@ -233,3 +233,25 @@ def test_partial_sharing_has_no_official_layout(official, tmp_path, sharing):
 def test_unknown_model_name(official):
     with pytest.raises(ConversionError, match="Allowed: backbone, pretrainer"):
         load_official_checkpoint(official["all_shared"], model="ner")
+
+
+def test_pretraining_head_missing_starts_fresh_with_a_warning(official, tmp_path):
+    """TF1 Hub modules without the SOP head (transformers#12196) still load."""
+
+    def drop_sop(variables):
+        for name in list(variables):
+            if name.startswith("cls/seq_relationship/"):
+                del variables[name]
+
+    folder = edited_copy(official, tmp_path, drop_sop)
+    with pytest.warns(UserWarning, match="no sop head"):
+        model = load_official_checkpoint(folder, "pretrainer")
+    assert model.conversion_report.new_heads == ("sop",)
+
+
+def test_partial_head_is_an_error(official, tmp_path):
+    folder = edited_copy(
+        official, tmp_path, lambda v: v.pop("output_bias"), "v1_dropout_classifier"
+    )
+    with pytest.raises(ConversionError, match="missing variable 'output_bias'"):
+        load_official_checkpoint(folder, "classifier")
