@@ -31,8 +31,13 @@ class AlbertTokenizer(keras.layers.Layer):
        combining class removed; `str.lower()` if `lowercase` (final sigma
        included). Neither that release nor the GitHub code rewrites `` and ''
        (that is XLNet's and HF's `preprocess_text`).
-    2. SentencePiece encoding (tf-text's `FastSentencepieceTokenizer`, which
-       picks the same pieces as the `sentencepiece` package, ties included).
+    2. SentencePiece encoding with tf-text's `FastSentencepieceTokenizer`: the
+       same Viterbi search as the `sentencepiece` package's (not the older
+       lattice search tf-text's `SentencepieceTokenizer` bundles, which splits
+       "$40,000,000" otherwise). One difference remains: the package compares
+       path scores in double precision, tf-text in float, so where two
+       orders of the same pieces tie exactly ("0"+"00" vs "00"+"0") the
+       rounding can pick the other order (rare; see the tests).
     3. `encode_pieces`: a piece ending in a digit and "," is encoded again
        without its "▁" and followed by ",". Under Python 3 the official test for
        a leading "▁" compares `str` to `bytes` and never holds, so the
@@ -79,7 +84,7 @@ class AlbertTokenizer(keras.layers.Layer):
         self._pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
         self._piece_ids = {piece: i for i, piece in enumerate(self._pieces)}
         self._unk_id = processor.unk_id()
-        self._sp = tf_text.FastSentencepieceTokenizer(self._proto)
+        self._sp = tf_text.FastSentencepieceTokenizer(_as_scored(self._proto))
         self._piece_table = tf.constant(self._pieces)
         # Which pieces `encode_pieces` splits: a property of the vocabulary,
         # computed once with Python's isdigit, as the official code tests.
@@ -234,3 +239,25 @@ class AlbertTokenizer(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "lowercase": self.lowercase}
+
+
+def _as_scored(proto: bytes) -> bytes:
+    """The model with the scores the `sentencepiece` package really uses.
+
+    Its Viterbi search scores a user-defined piece (ALBERT's "(", ")", '"',
+    "-", ".", ...) `length * max(FLT_MIN, best normal score) - 0.1`, not the
+    0 stored in the model, which tf-text's encoder would take as is; path
+    scores, and with them the float rounding that settles exact ties, agree
+    only with the score the package uses.
+    """
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    model = model_pb2.ModelProto()
+    model.ParseFromString(proto)
+    kinds = model_pb2.ModelProto.SentencePiece
+    normal = [p.score for p in model.pieces if p.type == kinds.NORMAL]
+    best = max([float(np.finfo(np.float32).tiny), *normal])
+    for piece in model.pieces:
+        if piece.type == kinds.USER_DEFINED:
+            piece.score = len(piece.piece.encode("utf-8")) * best - 0.1
+    return model.SerializeToString()

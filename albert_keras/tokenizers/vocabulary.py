@@ -51,6 +51,7 @@ def train_sentencepiece(
     vocab_size: int = 30000,
     lowercase: bool = True,
     num_threads: int | None = None,
+    **options,
 ) -> str:
     """Trains `output_prefix.model` (+ `.vocab`) with the official layout and options.
 
@@ -63,6 +64,8 @@ def train_sentencepiece(
         vocab_size: pieces, the 5 special ones included.
         lowercase: lowercase the text (as the released English models).
         num_threads: trainer threads (default: all cores).
+        **options: other `spm_train` options, or ones to override
+            (`user_defined_symbols=[...]`, `input_sentence_size=...`).
 
     Returns: the `.model` path.
 
@@ -94,7 +97,7 @@ def train_sentencepiece(
             vocab_size=vocab_size,
             minloglevel=2,
             num_threads=num_threads or os.cpu_count() or 1,
-            **OFFICIAL_OPTIONS,
+            **{**OFFICIAL_OPTIONS, **options},
         )
     except RuntimeError as e:
         # e.g. "Vocabulary size is too high (8000). Please set it to a value

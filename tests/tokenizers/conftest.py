@@ -1,0 +1,114 @@
+"""Session fixtures: real text, and vocabularies trained on it by our own trainers."""
+
+import os
+
+import pytest
+from albert_test_case import shared_data_dir
+
+from albert_keras.tokenizers.vocabulary import (
+    OFFICIAL_OPTIONS,
+    build_wordpiece_vocabulary,
+    train_sentencepiece,
+)
+
+# Hand-picked lines where tokenizers drift from the official one.
+EDGE_CASES = [
+    "1,000, 2,5, and 10,000,000, then 3, or 40,000,000 dollars",  # digit + comma
+    "in the $40,000,000 budget, 1990, 2,000,",  # SentencePiece score ties
+    "Café naïve résumé Ångström Zürich São Paulo façade",  # accents
+    "``quoted'' and \u201ccurly\u201d and 'single' ``",  # quotes (kept as they are)
+    "tab\there\u00a0nbsp\u2003em\u3000ideographic  two  \n newline\r\x0b\x0c\x1c",
+    "\ufb01ne \u216b \u338f \u00bd \u00b4x \u00a8y \u1fed \ufe70",  # NFKD forms
+    "\u039f\u0394\u039f\u03a3 \u039a\u0391\u0399 \u03a3 A\u03a3 A'\u03a3 "
+    "A\u03a3.\u03a3 X",
+    "\u0939\u093f\u0928\u094d\u0926\u0940 \u092d\u093e\u0937\u093e",  # Devanagari
+    "\u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd \u0627\u0644\u0652\u0639\u064e",
+    "a\x00b \x00 NUL\x00",  # NUL characters
+    "zero\u200bwidth\u200d\ufeffbom\u00adsoft\u2028line\u2029para\x85next",
+    "\u0130stanbul \u00df STRASSE \u2c2f \ua7c0 \U00010570 \u1e9e",  # case oddities
+    "\uff26\uff55\uff4c\uff4c\uff57\uff49\uff44\uff54\uff48 \uff21\uff22\uff23 "
+    "\uff11\uff12\uff13\uff0c\u3002",  # fullwidth
+    "\U0001f600 emoji \U0001f44d\U0001f3fd and \u2603 \ue000 private",
+    "\uf900\uf901 \u3042\u30a2 \ud55c\uad6d\uc5b4 \u4e2d\u6587 mixed",
+    "\u0301leading combining \u20dd enclosing \u0489 \U0001d165 stem",
+    "   leading and trailing   ",
+    " ",
+    "",
+    "x" * 3000,
+]
+
+
+def _lines(name, count, offset=0):
+    path = os.path.join(shared_data_dir(), "pretrain", name)
+    with open(path, encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f if line.strip()]
+    step = max(1, len(lines) // count)
+    return lines[offset::step][:count]
+
+
+@pytest.fixture(scope="session")
+def english():
+    """2,000 real paragraphs from each English corpus (not the training ones)."""
+    return {
+        name: _lines(name, 2000, offset=1)
+        for name in ("en_austen.txt", "en_brown.txt", "en_news.txt")
+    }
+
+
+@pytest.fixture(scope="session")
+def chinese():
+    """2,000 real paragraphs from each Chinese corpus."""
+    return {
+        name: _lines(name, 2000, offset=1)
+        for name in ("zh_sanguo.txt", "zh_peoples_daily_199801.txt")
+    }
+
+
+# Four user-defined digit-comma pieces make the official `encode_pieces`
+# re-split fire on real text (a small unigram vocabulary learns none).
+DIGIT_COMMA_PIECES = ["0,", "1,", "5,", "000,"]
+
+
+@pytest.fixture(scope="session")
+def spm_models(tmp_path_factory):
+    """SentencePiece models with the official layout and trainer options.
+
+    "uncased" and "cased" as `albert-keras vocab` makes them; "digit_comma"
+    (cased) adds DIGIT_COMMA_PIECES as user-defined symbols.
+    """
+    folder = tmp_path_factory.mktemp("spm")
+    corpus = folder / "corpus.txt"
+    text = (
+        _lines("en_news.txt", 300)
+        + _lines("en_brown.txt", 800)
+        + _lines("en_austen.txt", 800)
+    )
+    corpus.write_text("\n".join(text), encoding="utf-8")
+    news = folder / "news.txt"
+    news.write_text("\n".join(_lines("en_news.txt", 400)), encoding="utf-8")
+    return {
+        "uncased": train_sentencepiece(corpus, str(folder / "uncased"), 3000, True),
+        "cased": train_sentencepiece(corpus, str(folder / "cased"), 3000, False),
+        "digit_comma": train_sentencepiece(
+            news,
+            str(folder / "digit_comma"),
+            2000,
+            False,
+            user_defined_symbols=OFFICIAL_OPTIONS["user_defined_symbols"]
+            + DIGIT_COMMA_PIECES,
+        ),
+    }
+
+
+@pytest.fixture(scope="session")
+def wordpiece_vocab(tmp_path_factory):
+    """A WordPiece vocab.txt (release layout) from Chinese and some English text."""
+    folder = tmp_path_factory.mktemp("wordpiece")
+    corpus = folder / "zh.txt"
+    text = (
+        _lines("zh_sanguo.txt", 1500)
+        + _lines("zh_peoples_daily_199801.txt", 3000)
+        + _lines("en_news.txt", 150)
+    )
+    corpus.write_text("\n".join(text), encoding="utf-8")
+    return build_wordpiece_vocabulary(corpus, folder / "vocab.txt", 8000)
