@@ -97,16 +97,26 @@ def _summary(pattern, max_seq_length, max_predictions):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_input = os.path.join(
-        os.path.dirname(os.path.abspath(__file__)),
-        "..",
-        "..",
-        "shared",
-        "data",
-        "pretrain",
-        "en_austen.txt",
+    shared = [
+        os.environ.get("ALBERT_KERAS_SHARED_DATA", ""),
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"),
+        "/work/shared/data",
+    ]
+    default_input = next(
+        (
+            os.path.normpath(os.path.join(folder, *sub, "en_austen.txt"))
+            for folder in shared
+            if folder
+            for sub in (("pretrain",), ("data", "pretrain"))
+            if os.path.isfile(os.path.join(folder, *sub, "en_austen.txt"))
+        ),
+        None,
     )
-    parser.add_argument("--input", default=os.path.normpath(default_input))
+    parser.add_argument(
+        "--input",
+        default=default_input,
+        help="text file (default: shared/data/pretrain/en_austen.txt)",
+    )
     parser.add_argument("--official-script", help="create_pretraining_data.py")
     parser.add_argument("--vocab", help="SentencePiece .model (default: embedded)")
     parser.add_argument("--max-seq-length", type=int, default=512)
@@ -115,6 +125,11 @@ def main():
     parser.add_argument("--num-workers", type=int, default=1)
     parser.add_argument("--output-dir", help="default: a temporary folder")
     args = parser.parse_args()
+    if not args.input or not os.path.isfile(args.input):
+        parser.error(
+            f"input {args.input!r} not found: pass --input or set "
+            "ALBERT_KERAS_SHARED_DATA to the shared data folder"
+        )
 
     from albert_keras.sample_text import SPM_MODEL_PATH
 

@@ -17,6 +17,12 @@ def add_data_arguments(parser, **defaults) -> None:
     Args:
         parser: an `argparse.ArgumentParser`.
         **defaults: other defaults, e.g. `dupe_factor=2`.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> add_data_arguments(parser, dupe_factor=2)
+    >>> parser.parse_args(["--seed", "3"]).dupe_factor
+    2
     """
     values = dict(
         max_seq_length=512,
@@ -123,7 +129,17 @@ def add_data_arguments(parser, **defaults) -> None:
 
 
 def data_options(args) -> dict:
-    """`create_pretraining_data` keyword arguments from the parsed flags."""
+    """`create_pretraining_data` keyword arguments from the parsed flags.
+
+    Args:
+        args: parsed flags of `add_data_arguments`.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> add_data_arguments(parser)
+    >>> data_options(parser.parse_args(["--no-lowercase"]))["lowercase"]
+    False
+    """
     return dict(
         vocab=args.vocab,
         lowercase=args.lowercase,
@@ -142,7 +158,20 @@ def data_options(args) -> dict:
 
 
 def add_parser(subparsers):
-    """Registers `create-data` (once) on an `argparse` subparsers object."""
+    """Registers `create-data` (once) on an `argparse` subparsers object.
+
+    Args:
+        subparsers: what `ArgumentParser.add_subparsers()` returned.
+
+    Returns: the `create-data` parser; `args.run(args)` runs the command.
+
+    Example:
+    >>> top = argparse.ArgumentParser(prog="albert-keras")
+    >>> sub = top.add_subparsers(dest="command")
+    >>> _ = add_parser(sub)
+    >>> top.parse_args(["create-data", "--output", "data/"]).max_seq_length
+    512
+    """
     if "create-data" in subparsers.choices:
         return subparsers.choices["create-data"]
     parser = subparsers.add_parser(
@@ -167,7 +196,16 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    """Runs `create-data` with parsed arguments; prints the statistics."""
+    """Runs `create-data` with parsed arguments; prints the statistics.
+
+    Args:
+        args: the parsed `create-data` flags.
+
+    Returns: 0 (errors raise `ValueError`, which `albert-keras` prints).
+
+    Example:
+    >>> run(parser.parse_args(["create-data", "--output", "d/"]))  # doctest: +SKIP
+    """
     from albert_keras.pretraining.pretraining_data import (
         create_pretraining_data,
         format_stats,

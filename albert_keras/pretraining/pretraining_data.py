@@ -37,7 +37,15 @@ _BLOCK = 2048  # instances masked and encoded at a time
 
 
 def expand_inputs(input_files) -> list[str]:
-    """Files matching each path or glob, in the order given (sorted per glob)."""
+    """Files matching each path or glob, in the order given (sorted per glob).
+
+    Args:
+        input_files: a path or glob, or a list of them.
+
+    Example:
+    >>> expand_inputs(["corpus/*.txt", "extra.txt"])  # doctest: +SKIP
+    ['corpus/a.txt', 'corpus/b.txt', 'extra.txt']
+    """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     if not patterns:
         raise ValueError("No input files given. Pass text files or glob patterns.")
@@ -56,9 +64,22 @@ def expand_inputs(input_files) -> list[str]:
 
 
 def output_paths(output: str, num_shards: int) -> list[str]:
-    """Shard paths: `DIR/part-00000-of-00004.tfrecord` for a folder (existing or
-    ending in a separator), else `PREFIX-00000-of-00004.tfrecord`; a single
-    shard named `*.tfrecord` is written to exactly that path."""
+    """Shard paths for `output`, a folder or a prefix.
+
+    `DIR/part-00000-of-00004.tfrecord` for a folder (existing or ending in a
+    separator), else `PREFIX-00000-of-00004.tfrecord`; a single shard named
+    `*.tfrecord` is written to exactly that path.
+
+    Args:
+        output: folder, prefix or (one shard) file name.
+        num_shards: how many files.
+
+    Example:
+    >>> output_paths("data/wiki", 2)
+    ['data/wiki-00000-of-00002.tfrecord', 'data/wiki-00001-of-00002.tfrecord']
+    >>> output_paths("data/train.tfrecord", 1)
+    ['data/train.tfrecord']
+    """
     if num_shards == 1 and output.endswith((".tfrecord", ".tfrecords")):
         return [output]
     if os.path.isdir(output) or output.endswith(("/", os.sep)):
@@ -422,7 +443,14 @@ def create_pretraining_data(
 
 
 def format_stats(stats: dict) -> str:
-    """A short human summary of `create_pretraining_data`'s stats."""
+    """A short human summary of `create_pretraining_data`'s stats.
+
+    Args:
+        stats: the dict `create_pretraining_data` returns.
+
+    Example:
+    >>> print(format_stats(create_pretraining_data(["c.txt"], "d/")))  # doctest: +SKIP
+    """
     lengths = stats["ngram_lengths"]
     total = sum(lengths.values()) or 1
     shares = ", ".join(f"{n}: {c / total:.3f}" for n, c in lengths.items())
