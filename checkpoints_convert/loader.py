@@ -65,6 +65,14 @@ class ConversionReport:
         new_heads: heads of the model absent from the checkpoint, left at
             their initialization (e.g. a classifier on a pretraining release).
         vocab_path: the release's SentencePiece model or WordPiece vocabulary.
+
+    Example:
+    >>> model = load_official_checkpoint("albert_base_v2")  # doctest: +SKIP
+    >>> print(model.conversion_report.summary())  # doctest: +SKIP
+    checkpoint: albert_base_v2/model.ckpt-best (the only one)
+    config: albert_base_v2/albert_config.json
+    AlbertBackbone: loaded 25 variables
+    skipped 7 head variables the model has no head for: cls/predictions, ...
     """
 
     checkpoint: str
@@ -129,9 +137,12 @@ def _as_config(config, reader):
     except (ValueError, TypeError) as e:
         if isinstance(e, ConversionError):
             raise
-        source = config if isinstance(config, (str, os.PathLike)) else "the config"
         if config is None:
             source = reader.config_path
+        elif isinstance(config, dict):
+            source = "the config dict given"
+        else:
+            source = os.fspath(config)
         raise ConversionError(f"Invalid ALBERT config ({source}): {e}") from None
 
 
@@ -314,11 +325,12 @@ def _missing_and_misshapen(entries, reader, config):
             )
             problems.append((f"transposed:{name}", cause))
             continue
-        fields = []
+        fields = []  # one per differing field, even if it sizes two dims
         for dim, got, want in zip(entry.row.dims, stored, expected, strict=False):
-            if got != want:
-                label = _DIM_NAMES.get(dim, f"config `{dim}`")
-                fields.append(f"{label} is {want} here, {got} in the checkpoint")
+            label = _DIM_NAMES.get(dim, f"config `{dim}`")
+            field = f"{label} is {want} here, {got} in the checkpoint"
+            if got != want and field not in fields:
+                fields.append(field)
         if len(stored) != len(expected):
             fields.append(f"rank {len(expected)} expected, {len(stored)} stored")
         problems.append(
@@ -370,11 +382,11 @@ def _missing(name, config, stored_groups, stored_inner):
 def _unexpected(reader, used, config, keras_model):
     """(cause, message) for checkpoint variables nothing takes or ignores."""
     problems = []
+    groups = {g for g, _ in official_groups(config)}
     for name in reader.names:
         if name in used or reader.is_optimizer_state(name) or reader.is_head(name):
             continue
         group = re.search(r"/group_(\d+)/inner_group_(\d+)/", name)
-        groups = {g for g, _ in official_groups(config)}
         if group and int(group.group(1)) not in groups:
             cause = (
                 "groups",
