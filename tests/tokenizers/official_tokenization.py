@@ -111,27 +111,37 @@ def official_squad_features(
 ):
     """`squad_utils.convert_examples_to_features` (prediction mode) per example.
 
-    Returns {example_index: [feature, ...]} with each feature's input_ids,
-    segment_ids, input_mask, p_mask and token_is_max_context (a dict).
+    Returns {example_index: [feature, ...]}, each feature with input_ids,
+    segment_ids, input_mask, p_mask and token_is_max_context (a dict), and
+    the indices of examples the official code itself fails on (its
+    character alignment, `_convert_index`, raises on some real paragraphs).
     """
     tokenizer = tokenization.FullTokenizer(
         None, do_lower_case=lower, spm_model_file=model_file
     )
-    examples = [
-        squad_utils.SquadExample(
-            qas_id=str(i), question_text=q, paragraph_text=c, is_impossible=False
+    features, failed = {}, []
+    for index, (question, context) in enumerate(zip(questions, contexts, strict=True)):
+        example = squad_utils.SquadExample(
+            qas_id=str(index),
+            question_text=question,
+            paragraph_text=context,
+            is_impossible=False,
         )
-        for i, (q, c) in enumerate(zip(questions, contexts, strict=True))
-    ]
-    features = {}
-    squad_utils.convert_examples_to_features(
-        examples,
-        tokenizer,
-        max_seq_length,
-        doc_stride,
-        max_query,
-        is_training=False,
-        output_fn=lambda f: features.setdefault(f.example_index, []).append(f),
-        do_lower_case=lower,
-    )
-    return features
+        found = []
+        try:
+            squad_utils.convert_examples_to_features(
+                [example],
+                tokenizer,
+                max_seq_length,
+                doc_stride,
+                max_query,
+                is_training=False,
+                output_fn=found.append,
+                do_lower_case=lower,
+            )
+        except (IndexError, AssertionError):
+            failed.append(index)
+            continue
+        if found:
+            features[index] = found
+    return features, failed
