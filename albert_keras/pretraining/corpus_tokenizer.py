@@ -65,6 +65,7 @@ class CorpusTokenizer:
         # One eager call first: a tokenizer may build tables lazily, which
         # only works outside the `tf.data` graph; and a broken one fails here.
         self.tokenizer(["warm up"])
+        self._tokenize = None  # traced once, at the first `encode`
 
     @staticmethod
     def _load(vocab, lowercase):
@@ -120,9 +121,14 @@ class CorpusTokenizer:
 
         if not len(lines):
             return np.zeros(0, np.int32), np.zeros(0, np.int64)
+        if self._tokenize is None:
+            self._tokenize = tf.function(
+                self.tokenizer.__call__,
+                input_signature=[tf.TensorSpec([None], tf.string)],
+            )
         data = tf.data.Dataset.from_tensor_slices(tf.constant(lines, tf.string))
         data = data.batch(self.batch_size).map(
-            self.tokenizer, num_parallel_calls=self.num_threads, deterministic=True
+            self._tokenize, num_parallel_calls=self.num_threads, deterministic=True
         )
         options = tf.data.Options()
         options.threading.private_threadpool_size = self.num_threads
