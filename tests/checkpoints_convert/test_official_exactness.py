@@ -7,6 +7,8 @@ slots) and the TF1 Hub module folders: each output of the official graph
 and classifier logits) against ours by max abs diff.
 """
 
+import shutil
+
 import keras
 import numpy as np
 import pytest
@@ -14,7 +16,8 @@ from albert_test_case import max_abs_diff
 from converter_oracle import CASES, MEASURED, load_outputs, official_inputs
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertPretrainer
-from checkpoints_convert import load_official_checkpoint
+from albert_keras.sample_text import SPM_MODEL_PATH
+from checkpoints_convert import CheckpointReader, load_official_checkpoint
 
 TOLERANCE = 1e-5  # float32
 
@@ -131,3 +134,13 @@ def test_new_task_head_on_a_pretraining_checkpoint(official):
     # Without num_classes there is nothing to size the head from.
     with pytest.raises(ValueError, match="pass num_classes=N"):
         load_official_checkpoint(folder, "classifier")
+
+
+def test_hub_assets_give_config_and_vocabulary(official, tmp_path):
+    hub = tmp_path / "hub"
+    shutil.copytree(official["all_shared_hub_prefixed"], hub)
+    shutil.copy(SPM_MODEL_PATH, hub / "assets" / "30k-clean.model")
+    reader = CheckpointReader(str(hub))
+    assert reader.config_path == str(hub / "assets" / "albert_config.json")
+    assert reader.vocab_path == str(hub / "assets" / "30k-clean.model")
+    assert all(not n.startswith("module/") for n in reader.names)
