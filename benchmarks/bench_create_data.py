@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,7 @@ def main():
     parser.add_argument("--max-predictions-per-seq", type=int, default=20)
     parser.add_argument("--dupe-factor", type=int, default=1)
     parser.add_argument("--num-workers", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1, help="median of N runs")
     parser.add_argument("--output-dir", help="default: a temporary folder")
     args = parser.parse_args()
     if not args.input or not os.path.isfile(args.input):
@@ -140,7 +142,8 @@ def main():
     print(
         f"input {args.input} ({size_mb:.2f} MB), max_seq_length "
         f"{args.max_seq_length}, max_predictions {args.max_predictions_per_seq}, "
-        f"dupe_factor {args.dupe_factor}, workers {args.num_workers}"
+        f"dupe_factor {args.dupe_factor}, workers {args.num_workers}, median of "
+        f"{args.rounds} round(s)"
     )
     ours_kwargs = dict(
         input_files=[args.input],
@@ -151,28 +154,44 @@ def main():
         dupe_factor=args.dupe_factor,
         num_workers=args.num_workers,
     )
-    ours = _timed([sys.executable, "-c", _OURS_RUNNER, json.dumps(ours_kwargs)], env)
-    rows = [("ours", ours, os.path.join(out, "ours", "*.tfrecord"))]
-    if args.official_script:
-        official_out = os.path.join(out, "official.tfrecord")
-        official = _timed(
-            [
-                sys.executable,
-                "-c",
-                _OFFICIAL_RUNNER,
-                args.official_script,
-                f"--input_file={args.input}",
-                f"--output_file={official_out}",
-                f"--vocab_file={vocab}",
-                f"--spm_model_file={vocab}",
-                f"--max_seq_length={args.max_seq_length}",
-                f"--max_predictions_per_seq={args.max_predictions_per_seq}",
-                f"--dupe_factor={args.dupe_factor}",
-                "--do_lower_case=true",
-            ],
-            env,
+    official_out = os.path.join(out, "official.tfrecord")
+    official_command = [
+        sys.executable,
+        "-c",
+        _OFFICIAL_RUNNER,
+        str(args.official_script),
+        f"--input_file={args.input}",
+        f"--output_file={official_out}",
+        f"--vocab_file={vocab}",
+        f"--spm_model_file={vocab}",
+        f"--max_seq_length={args.max_seq_length}",
+        f"--max_predictions_per_seq={args.max_predictions_per_seq}",
+        f"--dupe_factor={args.dupe_factor}",
+        "--do_lower_case=true",
+    ]
+    # Alternate the two programs and take medians: other jobs on the
+    # machine come and go.
+    timings = {"ours": [], "official": []}
+    for _ in range(args.rounds):
+        timings["ours"].append(
+            _timed([sys.executable, "-c", _OURS_RUNNER, json.dumps(ours_kwargs)], env)
         )
-        rows.append(("official", official, official_out))
+        if args.official_script:
+            timings["official"].append(_timed(official_command, env))
+    rows = [("ours", os.path.join(out, "ours", "*.tfrecord"))]
+    if args.official_script:
+        rows.append(("official", official_out))
+    rows = [
+        (
+            name,
+            {
+                k: statistics.median(t[k] for t in timings[name])
+                for k in ("wall", "core")
+            },
+            pattern,
+        )
+        for name, pattern in rows
+    ]
     results = {}
     for name, timing, pattern in rows:
         summary = _summary(pattern, args.max_seq_length, args.max_predictions_per_seq)
