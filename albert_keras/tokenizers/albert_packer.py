@@ -99,33 +99,49 @@ class AlbertPacker(keras.layers.Layer):
     def call(self, a, b=None):
         one = not isinstance(a, tf.RaggedTensor) and a.shape.rank == 1
         a = as_ragged(a)
-        batch = a.nrows()
         la = a.row_lengths()
         if b is None:
-            lb = tf.zeros_like(la)
-            b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), lb)
-        else:
-            b = as_ragged(b)
-            lb = b.row_lengths()
+            b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), la * 0)
+        b = as_ragged(b)
+        lb = b.row_lengths()
         has_b = lb > 0
         # _truncate_seq_pair in closed form (see the class docstring).
-        budget = tf.cast(self.sequence_length - 3, la.dtype)
+        budget = tf.constant(self.sequence_length - 3, tf.int64)
         pair_a = tf.minimum(la, tf.maximum(budget - lb, (budget + 1) // 2))
         new_a = tf.where(has_b, pair_a, tf.minimum(la, budget + 1))
         new_b = tf.where(has_b, tf.minimum(lb, budget - new_a), 0)
-        cls = tf.fill([batch, 1], self.cls_id)
-        sep = tf.fill([batch, 1], self.sep_id)
-        first = tf.concat([cls, keep_first(a, new_a), sep], axis=1)
-        second = tf.concat([keep_first(b, new_b), sep], axis=1)
-        second = keep_first(second, tf.where(has_b, new_b + 1, 0))
-        tokens = tf.concat([first, second], axis=1)
-        segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-        shape = [None, None if self.dynamic_length else self.sequence_length]
+        total = new_a + 2 + tf.where(has_b, new_b + 1, 0)
+        if self.dynamic_length:
+            length = tf.reduce_max(tf.concat([total, [0]], axis=0))
+        else:
+            length = tf.constant(self.sequence_length, tf.int64)
+        # Dense gathers on a [batch, length] grid: no ragged ops, which make
+        # big graphs (slow tracing and exports) and slow tf.data steps.
+        j = tf.range(length)[None, :]
+        end_a = (new_a + 1)[:, None]  # position of the first [SEP]
+        in_a = (j >= 1) & (j < end_a)
+        in_b = (j > end_a) & (j <= end_a + new_b[:, None])
+
+        def take(ids, start, inside):
+            flat = tf.concat([ids.flat_values, [0]], axis=0)
+            index = ids.row_starts()[:, None] + j - start
+            last = tf.size(flat, out_type=tf.int64) - 1
+            return tf.gather(flat, tf.where(inside, index, last))
+
+        values = tf.where(in_a, take(a, 1, in_a), take(b, end_a + 1, in_b))
+        sep = (j == end_a) | ((j == total[:, None] - 1) & has_b[:, None])
+        tokens = tf.where(j == 0, self.cls_id, tf.where(sep, self.sep_id, values))
+        real = j < total[:, None]
         out = {
-            "token_ids": tokens.to_tensor(self.pad_id, shape=shape),
-            "segment_ids": segments.to_tensor(0, shape=shape),
-            "padding_mask": tf.ones_like(tokens).to_tensor(0, shape=shape),
+            "token_ids": tf.where(real, tokens, self.pad_id),
+            "segment_ids": tf.cast(real & (j > end_a), tf.int32),
+            "padding_mask": tf.cast(real, tf.int32),
         }
+        if not self.dynamic_length:
+            out = {
+                k: tf.ensure_shape(v, [None, self.sequence_length])
+                for k, v in out.items()
+            }
         return {k: v[0] for k, v in out.items()} if one else out
 
     def compute_output_spec(self, a, b=None):

@@ -49,17 +49,25 @@ class AlbertTextModel(keras.Model):
     """
 
     def __init__(
-        self, task_model, tokenizer, sequence_length=128, dynamic_length=False, **kwargs
+        self,
+        task_model,
+        tokenizer,
+        sequence_length=128,
+        dynamic_length=False,
+        packer=None,
+        **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_fit(task_model, tokenizer, sequence_length)
+        if packer is None:  # a loaded model passes its own (no vocabulary yet)
+            _check_fit(task_model, tokenizer, sequence_length)
+            packer = AlbertPacker.for_tokenizer(
+                tokenizer, sequence_length, dynamic_length=dynamic_length, name="packer"
+            )
         self.task_model = task_model
         self.tokenizer = tokenizer
         self.sequence_length = sequence_length
         self.dynamic_length = bool(dynamic_length)
-        self.packer = AlbertPacker.for_tokenizer(
-            tokenizer, sequence_length, dynamic_length=dynamic_length, name="packer"
-        )
+        self.packer = packer
         # The task model holds every weight and is built; the rest has none.
         self.built = True
 
@@ -156,12 +164,13 @@ class AlbertTextModel(keras.Model):
             "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
             "sequence_length": self.sequence_length,
             "dynamic_length": self.dynamic_length,
+            "packer": keras.saving.serialize_keras_object(self.packer),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        for key in ("task_model", "tokenizer"):
+        for key in ("task_model", "tokenizer", "packer"):
             config[key] = keras.saving.deserialize_keras_object(config[key])
         return cls(**config)
 

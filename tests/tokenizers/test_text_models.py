@@ -1,0 +1,126 @@
+"""Models that take raw strings: predict, .keras, and a SavedModel served elsewhere."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from albert_test_case import max_abs_diff, micro_config
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA
+from albert_keras.tokenizers import (
+    AlbertTextModel,
+    AlbertTokenizer,
+    AlbertWordPieceTokenizer,
+    with_tokenizer,
+)
+
+TEXTS = [
+    "A fine, witty film.",
+    "Dull and far too long. " * 400,  # cut at packing, never an error
+    "",
+    "caf\u00e9 \x00 1,000,",
+]
+RAW = [t.encode() for t in TEXTS] + [b"caf\xe9 \xff bytes that are not UTF-8"]
+
+
+@pytest.fixture(scope="module")
+def text_model(spm_models):
+    tokenizer = AlbertTokenizer(spm_models["uncased"])
+    config = micro_config(vocab_size=3000, max_position_embeddings=32)
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=3)
+    return with_tokenizer(classifier, tokenizer, 32)
+
+
+def test_strings_in_predictions_out(text_model):
+    packed = text_model.packer(text_model.tokenizer(TEXTS))
+    expected = text_model.task_model(packed)["logits"]
+    got = text_model.predict(TEXTS, verbose=0)["logits"]
+    assert got.shape == (4, 3) and max_abs_diff(got, expected) < 1e-6
+    assert max_abs_diff(text_model(tf.constant(TEXTS))["logits"], expected) < 1e-6
+    pairs = {"text_a": TEXTS, "text_b": TEXTS[::-1]}
+    manual = text_model.task_model(
+        text_model.packer(
+            text_model.tokenizer(TEXTS), text_model.tokenizer(TEXTS[::-1])
+        )
+    )["logits"]
+    assert max_abs_diff(text_model.predict(pairs, verbose=0)["logits"], manual) < 1e-6
+    assert max_abs_diff(text_model((TEXTS, TEXTS[::-1]))["logits"], manual) < 1e-6
+    assert text_model(tf.constant(RAW))["logits"].shape == (5, 3)
+
+
+def test_keras_file_carries_the_vocabulary(text_model, tmp_path):
+    path = tmp_path / "text.keras"
+    text_model.save(path)
+    restored = keras.saving.load_model(path)
+    assert isinstance(restored, AlbertTextModel)
+    assert "proto" not in str(restored.get_config())
+    got = restored(tf.constant(TEXTS))["logits"]
+    assert max_abs_diff(got, text_model(tf.constant(TEXTS))["logits"]) < 1e-6
+
+
+def test_saved_model_serves_raw_strings_without_albert_keras(text_model, tmp_path):
+    path = str(tmp_path / "serving")
+    text_model.export(path, verbose=False)
+    expected = text_model(tf.constant(RAW))["logits"].numpy()
+    expected_pairs = text_model((tf.constant(RAW), tf.constant(RAW[::-1])))[
+        "logits"
+    ].numpy()
+    script = textwrap.dedent(
+        """
+        import sys
+        import numpy as np, tensorflow as tf
+        import tensorflow_text  # registers the tokenizer ops
+        loaded = tf.saved_model.load(sys.argv[1])
+        texts = tf.constant(np.load(sys.argv[3], allow_pickle=True))
+        out = loaded.serve(texts)["logits"].numpy()
+        pairs = loaded.serve_pairs(texts, texts[::-1])["logits"].numpy()
+        signature = loaded.signatures["serve"](texts)
+        assert "albert_keras" not in sys.modules
+        np.savez(sys.argv[2], out=out, pairs=pairs, sig=signature["logits"].numpy())
+        """
+    )
+    texts = tmp_path / "texts.npy"
+    np.save(texts, np.array(RAW, dtype=object), allow_pickle=True)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    subprocess.run(
+        [sys.executable, "-c", script, path, str(tmp_path / "o.npz"), str(texts)],
+        check=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    served = np.load(tmp_path / "o.npz")
+    assert max_abs_diff(served["out"], expected) < 1e-5
+    assert max_abs_diff(served["sig"], expected) < 1e-5
+    assert max_abs_diff(served["pairs"], expected_pairs) < 1e-5
+
+
+def test_wordpiece_text_model_and_span_qa(wordpiece_vocab):
+    tokenizer = AlbertWordPieceTokenizer(wordpiece_vocab)
+    config = micro_config(vocab_size=8000, max_position_embeddings=24)
+    model = AlbertTextModel(
+        AlbertSpanQA(AlbertBackbone(config)), tokenizer, 24, dynamic_length=True
+    )
+    packed = model.pack({"text_a": ["谁?"], "text_b": ["天下大势，分久必合。"]})
+    assert packed["token_ids"].numpy()[0, 0] == 101  # [CLS] of this layout
+    assert packed["token_ids"].shape == (1, 15)  # [CLS] 2 [SEP] 10 [SEP]
+    out = model({"text_a": ["谁?"], "text_b": ["天下大势，分久必合。"]})
+    assert out["start_logits"].shape == (1, 15)
+
+
+def test_checks_what_the_model_can_take(spm_models):
+    tokenizer = AlbertTokenizer(spm_models["uncased"])
+    small = AlbertClassifier(AlbertBackbone(micro_config(vocab_size=100)), 2)
+    with pytest.raises(ValueError, match="tokenizer has 3000 tokens"):
+        AlbertTextModel(small, tokenizer, 8)
+    short = AlbertClassifier(
+        AlbertBackbone(micro_config(vocab_size=3000, max_position_embeddings=16)), 2
+    )
+    with pytest.raises(ValueError, match="max_position_embeddings=16"):
+        AlbertTextModel(short, tokenizer, 32)
+    with pytest.raises(ValueError, match="only as a TensorFlow SavedModel"):
+        AlbertTextModel(short, tokenizer, 16).export("x", format="onnx")

@@ -1,0 +1,109 @@
+"""`albert-keras vocab`: SentencePiece and WordPiece vocabularies from real text."""
+
+import argparse
+import os
+
+import pytest
+import sentencepiece as spm
+import tensorflow as tf
+from albert_test_case import shared_data_dir
+from official_tokenization import official_ids, official_wordpiece_ids
+
+from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
+from albert_keras.tokenizers.vocab_cli import add_parser
+
+
+def vocab(argv):
+    parser = argparse.ArgumentParser(prog="albert-keras")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["vocab", *argv])
+    return args.run(args)
+
+
+def corpus(tmp_path, name, count):
+    with open(os.path.join(shared_data_dir(), "pretrain", name), encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    path = tmp_path / name
+    path.write_text("\n".join(lines[:count]), encoding="utf-8")
+    return str(path), lines[count : count + 300]
+
+
+def test_sentencepiece_vocabulary_with_the_official_layout(tmp_path, capsys):
+    path, held_out = corpus(tmp_path, "en_austen.txt", 2000)
+    out = str(tmp_path / "v" / "spm")
+    assert vocab(["--input", path, "--output", out, "--size", "1000"]) == 0
+    assert "[CLS]=2" in capsys.readouterr().out
+    processor = spm.SentencePieceProcessor(model_file=out + ".model")
+    assert [processor.id_to_piece(i) for i in range(5)] == [
+        "<pad>",
+        "<unk>",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+    ]
+    assert processor.vocab_size() == 1000 and processor.bos_id() == -1
+    assert processor.is_control(2) and processor.piece_to_id("(") == 5
+    ids = AlbertTokenizer(out + ".model")(tf.constant(held_out)).to_list()
+    assert ids == official_ids(out + ".model", held_out, True)
+    # Lowercased training text: no capital letter in any piece.
+    pieces = [processor.id_to_piece(i) for i in range(5, 1000)]
+    assert not any(c.isupper() for p in pieces for c in p)
+
+
+def test_cased_sentencepiece(tmp_path):
+    path, _ = corpus(tmp_path, "en_austen.txt", 1500)
+    out = str(tmp_path / "cased")
+    assert vocab(["--input", path, "--output", out, "--size", "800", "--cased"]) == 0
+    processor = spm.SentencePieceProcessor(model_file=out + ".model")
+    pieces = [processor.id_to_piece(i) for i in range(800)]
+    assert any(c.isupper() for p in pieces for c in p)
+
+
+def test_wordpiece_vocabulary_with_the_release_layout(tmp_path, capsys):
+    path, held_out = corpus(tmp_path, "zh_sanguo.txt", 600)
+    out = str(tmp_path / "zh")
+    assert (
+        vocab(
+            ["--input", path, "--output", out, "--size", "3000", "--kind", "wordpiece"]
+        )
+        == 0
+    )
+    assert "[UNK]=100 [CLS]=101" in capsys.readouterr().out
+    tokens = open(out + ".txt", encoding="utf-8").read().split("\n")[:-1]
+    assert tokens[0] == "[PAD]" and tokens[100:104] == [
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+    ]
+    assert len(tokens) <= 3000 and len(set(tokens)) == len(tokens)
+    ids = AlbertWordPieceTokenizer(out + ".txt")(tf.constant(held_out)).to_list()
+    assert ids == official_wordpiece_ids(out + ".txt", held_out, True)
+    unknown = sum(row.count(100) for row in ids) / sum(len(row) for row in ids)
+    assert unknown < 0.1  # characters the 600 training lines never show
+
+
+def test_bad_input_is_rejected_with_the_fix(tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n   \n")
+    with pytest.raises(ValueError, match="corpus is empty"):
+        vocab(["--input", str(empty), "--output", str(tmp_path / "x")])
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("caf\u00e9 cr\u00e8me\n".encode("latin-1") * 10)
+    with pytest.raises(ValueError, match="not UTF-8 text.*iconv"):
+        vocab(["--input", str(latin), "--output", str(tmp_path / "x")])
+    small = tmp_path / "small.txt"
+    small.write_text("a few words only\n" * 20)
+    with pytest.raises(ValueError, match="Vocabulary size too high"):
+        vocab(
+            ["--input", str(small), "--output", str(tmp_path / "x"), "--size", "5000"]
+        )
+    with pytest.raises(ValueError, match="Cannot read"):
+        vocab(
+            ["--input", str(tmp_path / "missing.txt"), "--output", str(tmp_path / "x")]
+        )
+    # Through the `albert-keras` command: status 2 and the message, no traceback.
+    from albert_keras.cli import main
+
+    assert main(["vocab", "--input", str(empty), "--output", str(tmp_path / "x")]) == 2
+    assert "corpus is empty" in capsys.readouterr().err
