@@ -57,13 +57,18 @@ def add_data_arguments(parser, **defaults) -> None:
         "--max-seq-length",
         type=int,
         default=values["max_seq_length"],
-        help="pieces per instance (default: %(default)s)",
+        help="pieces per instance (default: %(default)s)"
+        if values["max_seq_length"]
+        else "pieces per instance (default: 128, or 64 for the embedded corpus)",
     )
     parser.add_argument(
         "--max-predictions-per-seq",
         type=int,
         default=values["max_predictions_per_seq"],
-        help="masked positions per instance at most (default: %(default)s)",
+        help="masked positions per instance at most (default: %(default)s)"
+        if values["max_predictions_per_seq"]
+        else "masked positions per instance at most (default: 20, or 10 for the "
+        "embedded corpus)",
     )
     parser.add_argument(
         "--masked-lm-prob",
