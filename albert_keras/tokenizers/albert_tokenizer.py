@@ -140,7 +140,34 @@ class AlbertTokenizer(keras.layers.Layer):
 
     # --- the official rules, in the graph -------------------------------------
     def preprocess(self, text):
-        """The official `preprocess_text(text, lower=lowercase)` of a string tensor."""
+        """The official `preprocess_text(text, lower=lowercase)` of a string tensor.
+
+        Pure-ASCII rows (most English) take a short path with the same
+        result: for them NFKD, the combining marks and the UTF-8 checks are
+        no-ops and lowercasing is bytewise.
+        """
+        text = tf.convert_to_tensor(text, tf.string)
+        shape = tf.shape(text)
+        text = tf.reshape(text, [-1])
+        ascii_rows = tf.cast(
+            tf.strings.regex_full_match(text, "[\\x00-\\x7f]*"), tf.int32
+        )
+        parts = tf.dynamic_partition(text, ascii_rows, 2)
+        rows = tf.dynamic_partition(tf.range(tf.size(text)), ascii_rows, 2)
+        text = tf.dynamic_stitch(
+            rows, [self._preprocess_unicode(parts[0]), self._preprocess_ascii(parts[1])]
+        )
+        return tf.reshape(text, shape)
+
+    def _preprocess_ascii(self, text):
+        space = "[\\t-\\r\\x1c-\\x1f ]"  # str.split() whitespace within ASCII
+        text = tf.strings.regex_replace(
+            text, f"{space}{{2,}}|[\\t-\\r\\x1c-\\x1f]", " "
+        )
+        text = tf.strings.strip(text)
+        return tf.strings.lower(text) if self.lowercase else text
+
+    def _preprocess_unicode(self, text):
         import tensorflow_text as tf_text
 
         text = unicode_tables.drop_invalid_utf8(text)
@@ -165,36 +192,46 @@ class AlbertTokenizer(keras.layers.Layer):
 
     def _encode(self, text):
         ids = self._sp.tokenize(self.preprocess(text))
+        ids = tf.RaggedTensor.from_row_splits(
+            ids.flat_values, tf.cast(ids.row_splits, tf.int64), validate=False
+        )
+        hit = tf.gather(self._digit_comma, ids.flat_values)
+        # Most batches have no piece to re-split: skip the work for them.
+        return tf.cond(
+            tf.reduce_any(hit),
+            lambda: self._split_digit_comma(ids, hit),
+            lambda: ids,
+        )
+
+    def _split_digit_comma(self, ids, hit):
+        """`encode_pieces`: "…5," becomes the stem's own pieces, then ","."""
         flat = ids.flat_values
-        # `encode_pieces`: "…5," becomes the stem's own pieces, then ",".
-        hit = tf.where(tf.gather(self._digit_comma, flat))[:, 0]
-        stems = tf.gather(self._piece_table, tf.gather(flat, hit))
+        at = tf.where(hit)[:, 0]
+        stems = tf.gather(self._piece_table, tf.gather(flat, at))
         lengths = tf.strings.length(stems) - 1  # the comma is one byte
         stems = tf.strings.substr(stems, tf.zeros_like(lengths), lengths)
         sub = self._sp.tokenize(tf.strings.regex_replace(stems, SPIECE_UNDERLINE, ""))
         sub = tf.concat(
-            [sub, tf.fill([tf.shape(hit)[0], 1], tf.constant(self._comma_id))], axis=1
+            [sub, tf.fill([tf.shape(at)[0], 1], tf.constant(self._comma_id))], axis=1
         )
+        sub_lengths = tf.cast(sub.row_lengths(), tf.int64)
         # Every piece becomes itself or its replacement, in place.
         counts = tf.tensor_scatter_nd_update(
-            tf.ones_like(flat), hit[:, None], tf.cast(sub.row_lengths(), tf.int32)
+            tf.ones_like(flat, tf.int64), at[:, None], sub_lengths
         )
         starts = tf.cumsum(counts, exclusive=True)
-        kept = tf.where(tf.gather(self._digit_comma, flat), -1, starts)
-        kept_at = tf.boolean_mask(kept, kept >= 0)
-        kept_ids = tf.boolean_mask(flat, kept >= 0)
-        sub_at = tf.repeat(tf.gather(starts, hit), sub.row_lengths()) + tf.cast(
-            tf.ragged.range(sub.row_lengths()).flat_values, tf.int32
+        keep = tf.logical_not(hit)
+        sub_at = (
+            tf.repeat(tf.gather(starts, at), sub_lengths)
+            + tf.ragged.range(sub_lengths).flat_values
         )
         values = tf.scatter_nd(
-            tf.concat([kept_at, sub_at], axis=0)[:, None],
-            tf.concat([kept_ids, sub.flat_values], axis=0),
+            tf.concat([tf.boolean_mask(starts, keep), sub_at], axis=0)[:, None],
+            tf.concat([tf.boolean_mask(flat, keep), sub.flat_values], axis=0),
             [tf.reduce_sum(counts)],
         )
-        lengths = tf.math.unsorted_segment_sum(
-            tf.cast(counts, tf.int64), ids.value_rowids(), ids.nrows()
-        )
-        return tf.RaggedTensor.from_row_lengths(values, lengths, validate=False)
+        splits = tf.gather(tf.concat([[0], tf.cumsum(counts)], axis=0), ids.row_splits)
+        return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
     def __call__(self, inputs, *args, **kwargs):
         # Python strings and lists are welcome (tf.data map functions too).
