@@ -99,7 +99,7 @@ def test_saved_model_serves_raw_strings_without_albert_keras(text_model, tmp_pat
     assert max_abs_diff(served["pairs"], expected_pairs) < 1e-5
 
 
-def test_wordpiece_text_model_and_span_qa(wordpiece_vocab):
+def test_wordpiece_text_model_and_span_qa(wordpiece_vocab, tmp_path):
     tokenizer = AlbertWordPieceTokenizer(wordpiece_vocab)
     config = micro_config(vocab_size=8000, max_position_embeddings=24)
     model = AlbertTextModel(
@@ -110,6 +110,12 @@ def test_wordpiece_text_model_and_span_qa(wordpiece_vocab):
     assert packed["token_ids"].shape == (1, 15)  # [CLS] 2 [SEP] 10 [SEP]
     out = model({"text_a": ["谁?"], "text_b": ["天下大势，分久必合。"]})
     assert out["start_logits"].shape == (1, 15)
+    model.export(str(tmp_path / "zh"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "zh"))
+    served = loaded.serve_pairs(
+        tf.constant(["谁?"]), tf.constant(["天下大势，分久必合。"])
+    )
+    assert max_abs_diff(served["start_logits"], out["start_logits"]) < 1e-5
 
 
 def test_checks_what_the_model_can_take(spm_models):
