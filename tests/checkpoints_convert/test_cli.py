@@ -101,12 +101,6 @@ def test_text_model_takes_the_release_vocabulary(text_model_file):
     assert "--text-model wraps a classifier or span_qa model" in err
 
 
-@pytest.mark.xfail(
-    reason="albert_keras.tokenizers: an AlbertTextModel reloaded from .keras "
-    "checks the tokenizer's vocabulary size before its SentencePiece asset is "
-    "loaded",
-    strict=False,
-)
 def test_text_model_keras_file_reloads(text_model_file):
     model = keras.saving.load_model(text_model_file[3])
     assert model(tf.constant(["the cat"]))["logits"].shape == (1, 3)
