@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.tokenizers.vocabulary import add_parser as add_vocab
 
     add_vocab(subparsers)
+    from albert_keras.finetuning.finetune_cli import add_parser as add_finetune
+
+    add_finetune(subparsers)
     return parser
 
 

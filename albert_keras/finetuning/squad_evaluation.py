@@ -61,7 +61,7 @@ def _best_threshold(predictions, scores, na_probs, has_answer):
     # Start from answering nothing: every unanswerable question is right.
     # Walk the questions by rising no-answer probability, in `na_probs` order
     # for ties, as the official script does.
-    score = best = sum(1 for qid in has_answer if not has_answer[qid])
+    score = best = sum(1 for qid in scores if not has_answer[qid])
     threshold = 0.0
     for qid in sorted(na_probs, key=lambda q: na_probs[q]):
         if qid not in scores:

@@ -8,21 +8,25 @@ import keras
 class LossCurvePlot(keras.callbacks.Callback):
     """Draws every `*loss` and `*accuracy` of the logs against the epoch.
 
-    Losses on the left panel, accuracies on the right; validation values
-    dashed. Redrawn at each epoch end, so the picture exists after a kill too.
+    Losses on the left panel, accuracies (and the other `scores`) on the
+    right; validation values dashed. Redrawn at each epoch end, so the
+    picture exists after a kill too.
 
     Args:
         path: the PNG to write.
         title: the figure title.
+        scores: log names plotted on the right besides `*accuracy`, e.g.
+            ("f1", "pearson").
 
     Example:
     >>> plot = LossCurvePlot("/tmp/curves.png")
     """
 
-    def __init__(self, path: str, title: str = "ALBERT training"):
+    def __init__(self, path: str, title: str = "ALBERT training", scores=()):
         super().__init__()
         self.path = path
         self.title = title
+        self.scores = ("accuracy", *scores)
         self.history: dict[str, list[float]] = {}
         self.epochs: list[int] = []
 
@@ -41,11 +45,11 @@ class LossCurvePlot(keras.callbacks.Callback):
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
         for key, values in sorted(self.history.items()):
             axis = left if key.endswith("loss") else right
-            if not (key.endswith("loss") or key.endswith("accuracy")):
+            if not (key.endswith("loss") or key.endswith(self.scores)):
                 continue
             style = "--" if key.startswith("val_") else "-"
             axis.plot(self.epochs[-len(values) :], values, style, label=key)
-        for axis, name in ((left, "loss"), (right, "accuracy")):
+        for axis, name in ((left, "loss"), (right, " / ".join(self.scores))):
             axis.set_xlabel("epoch")
             axis.set_ylabel(name)
             axis.grid(alpha=0.3)

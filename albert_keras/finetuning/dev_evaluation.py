@@ -1,0 +1,69 @@
+"""`DevEvaluation`: the task's own dev metrics after every epoch, in the Keras logs."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from albert_keras.finetuning import metrics as task_metrics
+
+
+def classification_scores(labels, logits, num_classes) -> dict:
+    """accuracy, F1 (binary, or macro for 3+ classes) and Matthews correlation."""
+    predictions = np.argmax(logits, axis=-1)
+    f1 = (
+        task_metrics.f1_binary(labels, predictions)
+        if num_classes == 2
+        else task_metrics.f1_macro(labels, predictions)
+    )
+    return {
+        "accuracy": task_metrics.accuracy(labels, predictions),
+        "f1": f1,
+        "mcc": task_metrics.matthews_correlation(labels, predictions),
+    }
+
+
+def regression_scores(labels, predictions) -> dict:
+    """Pearson and Spearman correlation (STS-B's metrics) and the mean squared error.
+
+    A constant prediction has no correlation: 0 (SciPy would give NaN).
+    """
+    predictions = np.reshape(predictions, -1).astype("float64")
+    labels = np.reshape(labels, -1).astype("float64")
+    return {
+        "pearson": task_metrics.pearson(labels, predictions),
+        "spearman": task_metrics.spearman(labels, predictions),
+        "mse": float(np.mean((labels - predictions) ** 2)),
+    }
+
+
+class DevEvaluation(keras.callbacks.Callback):
+    """Runs `score(model)` at each epoch end and adds `val_<name>` to the logs.
+
+    Placed before `EarlyStopping` and `ModelCheckpoint` in the callback list,
+    it lets them watch the task metric (dev accuracy, Pearson, SQuAD F1)
+    rather than the loss. The scores of every epoch are kept in `history`.
+
+    Args:
+        score: callable(model) -> dict of floats (higher is better for the
+            monitored one).
+        verbose: print the scores after each epoch.
+
+    Example:
+    >>> callback = DevEvaluation(lambda model: {"accuracy": 1.0}, verbose=False)
+    """
+
+    def __init__(self, score, verbose=True):
+        super().__init__()
+        self.score = score
+        self.verbose = verbose
+        self.history: list[dict] = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        scores = self.score(self.model)
+        self.history.append(scores)
+        if logs is not None:
+            logs.update({f"val_{k}": v for k, v in scores.items()})
+        if self.verbose:
+            text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
+            print(f"epoch {epoch + 1} dev: {text}", flush=True)

@@ -1,0 +1,97 @@
+"""`albert-keras finetune`: one task from JSON Lines / SQuAD files to dev metrics."""
+
+from __future__ import annotations
+
+from albert_keras.finetuning.task_reader import TASKS
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "finetune",
+        help="fine-tune on a task (classify, pair, regress, choice, squad)",
+        description=(
+            "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
+            "the task metric on --dev after every epoch; the best epoch is kept "
+            "(best.keras) and training stops early when dev stops improving. "
+            "Writes metrics.json, curves.png, history.csv and TensorBoard logs; "
+            "a killed run resumes from its last epoch when started again."
+        ),
+    )
+    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--train", required=True, help="training file")
+    parser.add_argument("--dev", required=True, help="dev file (model selection)")
+    parser.add_argument(
+        "--init",
+        default="albert_small",
+        help="preset name (random init), a .keras file (e.g. pretrainer.keras of "
+        "`albert-keras pretrain`) or an official checkpoint folder "
+        "(default: albert_small)",
+    )
+    parser.add_argument(
+        "--vocab",
+        help="SentencePiece model or vocab.txt (default: the one beside --init, or "
+        "the embedded one for a preset)",
+    )
+    parser.add_argument("--output-dir", default="runs/finetune")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=5e-5)
+    parser.add_argument("--warmup-fraction", type=float, default=0.1)
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument(
+        "--patience", type=int, default=2, help="epochs without dev improvement"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-train-examples", type=int)
+    parser.add_argument("--max-dev-examples", type=int)
+    squad = parser.add_argument_group("squad")
+    squad.add_argument(
+        "--head",
+        default="v2",
+        choices=["v2", "simple"],
+        help="v2: the official answer-class head (SQuAD 2.0); simple: start/end",
+    )
+    squad.add_argument("--doc-stride", type=int, default=64)
+    squad.add_argument("--max-query-length", type=int, default=32)
+    squad.add_argument("--max-answer-length", type=int, default=30)
+    parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
+    parser.add_argument("--no-jit", action="store_true", help="disable XLA")
+    parser.set_defaults(run=run_finetune)
+
+
+def run_finetune(args):
+    from albert_keras.finetuning.finetune_run import run_finetuning
+
+    result = run_finetuning(
+        args.task,
+        args.train,
+        args.dev,
+        init=args.init,
+        output_dir=args.output_dir,
+        vocab=args.vocab,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction,
+        sequence_length=args.max_seq_length,
+        patience=args.patience,
+        seed=args.seed,
+        max_train_examples=args.max_train_examples,
+        max_dev_examples=args.max_dev_examples,
+        head=args.head,
+        doc_stride=args.doc_stride,
+        max_query_length=args.max_query_length,
+        max_answer_length=args.max_answer_length,
+        mixed_precision=args.mixed_precision,
+        jit_compile=not args.no_jit,
+    )
+    best = ", ".join(f"{k} {v:.4f}" for k, v in result["best"].items())
+    print(f"\nBest dev epoch {result['best_epoch']}: {best}")
+    for name, scores in result["baselines"].items():
+        text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
+        print(f"Baseline {name}: {text}")
+    print(
+        f"Wrote {args.output_dir}/best.keras, metrics.json, curves.png, "
+        "history.csv, logs/ (TensorBoard)"
+    )
+    return 0

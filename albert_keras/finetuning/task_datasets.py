@@ -1,0 +1,160 @@
+"""Packed `tf.data` pipelines for classification, regression and multiple choice.
+
+Texts are tokenized once, up front, with the in-graph tokenizer (so the
+report can count what packing truncates); batches are packed in the
+pipeline by `AlbertPacker` exactly as the official `run_classifier`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from albert_keras.tokenizers.albert_packer import AlbertPacker
+
+_CHUNK = 2048
+
+
+def tokenize_texts(tokenizer, texts):
+    """Token ids of each text, as a ragged int32 tensor [len(texts), None]."""
+    values, lengths = [], []
+    for start in range(0, len(texts), _CHUNK):
+        ids = tokenizer(tf.constant(texts[start : start + _CHUNK]))
+        values.append(ids.flat_values.numpy())
+        lengths.append(ids.row_lengths().numpy())
+    if not values:
+        return tf.RaggedTensor.from_row_lengths(
+            tf.zeros([0], tf.int32), tf.zeros([0], tf.int64)
+        )
+    return tf.RaggedTensor.from_row_lengths(
+        np.concatenate(values).astype("int32"), np.concatenate(lengths)
+    )
+
+
+def _note_truncation(report, lines, lengths_a, lengths_b, sequence_length):
+    """Counts each example (by its line) that packing cuts, once."""
+    if report is None:
+        return
+    room = np.where(lengths_b > 0, sequence_length - 3, sequence_length - 2)
+    for line in dict.fromkeys(np.asarray(lines)[lengths_a + lengths_b > room]):
+        report.note(int(line), f"cut to sequence_length={sequence_length}")
+
+
+def _shuffled(dataset, training, seed, num_examples):
+    if training:
+        dataset = dataset.shuffle(
+            num_examples, seed=seed, reshuffle_each_iteration=True
+        )
+    return dataset
+
+
+def text_dataset(
+    examples,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    training=False,
+    seed=0,
+    report=None,
+    regression=False,
+):
+    """(features, label) batches of single texts or text pairs.
+
+    Args:
+        examples: dicts with `text_a`, `text_b` (or None) and `label`, as
+            `read_task_file` returns them.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
+        sequence_length: packed length; longer texts are cut as the official
+            `_truncate_seq_pair` does (counted in `report`).
+        batch_size: examples per batch (the last batch may be smaller).
+        training: shuffle every epoch.
+        seed: shuffle seed.
+        report: a `DataReport` to count truncations in, or None.
+        regression: float32 labels instead of int32 class indices.
+
+    Returns:
+        A `tf.data.Dataset` of (`{"token_ids", "segment_ids", "padding_mask"}`,
+        label) with int32 [batch, sequence_length] features.
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> from albert_keras.tokenizers import AlbertTokenizer
+    >>> examples = [{"text_a": "A fine film.", "text_b": None, "label": 1}]
+    >>> ds = text_dataset(examples, AlbertTokenizer(SPM_MODEL_PATH), 16, 8)
+    >>> features, labels = next(iter(ds))
+    >>> features["token_ids"].shape, labels.numpy().tolist()
+    (TensorShape([1, 16]), [1])
+    """
+    a = tokenize_texts(tokenizer, [e["text_a"] for e in examples])
+    b = tokenize_texts(tokenizer, [e["text_b"] or "" for e in examples])
+    lines = [e.get("line", i + 1) for i, e in enumerate(examples)]
+    _note_truncation(
+        report, lines, a.row_lengths().numpy(), b.row_lengths().numpy(), sequence_length
+    )
+    labels = np.asarray(
+        [e["label"] for e in examples], "float32" if regression else "int32"
+    )
+    packer = AlbertPacker.for_tokenizer(tokenizer, sequence_length)
+    dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
+    dataset = _shuffled(dataset, training, seed, len(examples))
+    dataset = dataset.ragged_batch(batch_size)
+    dataset = dataset.map(
+        lambda x, y, label: (packer(x, y), label),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def choice_dataset(
+    examples,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    training=False,
+    seed=0,
+    report=None,
+):
+    """(features, label) batches for multiple choice, [batch, choices, length].
+
+    Each option is packed with its context as a pair, `[CLS] context [SEP]
+    option [SEP]`, as the official RACE code packs passage and question +
+    option; `_truncate_seq_pair` cuts the longer side.
+
+    Args:
+        examples: dicts with `context`, `options` and `label` (see
+            `read_task_file`), all with the same number of options.
+        tokenizer, sequence_length, batch_size, training, seed, report: as
+            `text_dataset`.
+
+    Returns:
+        A `tf.data.Dataset` of (features [batch, choices, sequence_length],
+        int32 label [batch]).
+    """
+    choices = len(examples[0]["options"])
+    contexts = tokenize_texts(tokenizer, [e["context"] for e in examples])
+    options = tokenize_texts(tokenizer, [o for e in examples for o in e["options"]])
+    repeated = tf.gather(contexts, np.repeat(np.arange(len(examples)), choices))
+    lines = [e.get("line", i + 1) for i, e in enumerate(examples)]
+    _note_truncation(
+        report,
+        np.repeat(lines, choices),
+        repeated.row_lengths().numpy(),
+        options.row_lengths().numpy(),
+        sequence_length,
+    )
+    a = tf.RaggedTensor.from_uniform_row_length(repeated, choices)
+    b = tf.RaggedTensor.from_uniform_row_length(options, choices)
+    labels = np.asarray([e["label"] for e in examples], "int32")
+    packer = AlbertPacker.for_tokenizer(tokenizer, sequence_length)
+
+    def pack(x, y, label):
+        packed = packer(x.merge_dims(0, 1), y.merge_dims(0, 1))
+        shape = [-1, choices, sequence_length]
+        return {k: tf.reshape(v, shape) for k, v in packed.items()}, label
+
+    dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
+    dataset = _shuffled(dataset, training, seed, len(examples))
+    dataset = dataset.ragged_batch(batch_size).map(
+        pack, num_parallel_calls=tf.data.AUTOTUNE
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)
