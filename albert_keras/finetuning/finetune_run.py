@@ -43,9 +43,9 @@ def find_vocabulary(init, vocab):
     """The vocabulary to tokenize with: `vocab`, or one beside `init`."""
     if vocab:
         return vocab
-    from albert_keras.presets import PRESETS
+    from albert_keras.presets import ALIASES, PRESETS
 
-    if init in PRESETS or init.startswith("albert_"):
+    if init in PRESETS or init in ALIASES:
         from albert_keras.sample_text import SPM_MODEL_PATH
 
         return SPM_MODEL_PATH
@@ -77,9 +77,9 @@ def load_backbone(init, vocabulary_size, max_position=None):
     """
     from albert_keras.config import AlbertConfig
     from albert_keras.models.albert_backbone import AlbertBackbone
-    from albert_keras.presets import PRESETS
+    from albert_keras.presets import ALIASES, PRESETS
 
-    if init in PRESETS:
+    if init in PRESETS or init in ALIASES:
         config = AlbertConfig.from_preset(init).replace(vocab_size=vocabulary_size)
         if max_position and config.max_position_embeddings < max_position:
             config = config.replace(max_position_embeddings=max_position)
@@ -385,18 +385,30 @@ def run_finetuning(
     )
     monitor = "val_" + MONITOR[task]
     best_path = os.path.join(output_dir, "best.keras")
+    history_path = os.path.join(output_dir, "history.csv")
+    backup_dir = os.path.join(output_dir, "backup")
+    # A killed run resumes from its last finished epoch (BackupAndRestore);
+    # the history of the epochs before the kill is kept, and only a better
+    # epoch replaces best.keras.
+    resuming = os.path.isdir(backup_dir) and os.path.isfile(history_path)
+    earlier = _read_history(history_path) if resuming else {}
+    previous_best = max(earlier.get(monitor, []), default=None)
     evaluation = DevEvaluation(job.score, verbose=bool(verbose))
     callbacks = [
         evaluation,
-        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+        keras.callbacks.BackupAndRestore(backup_dir),
         keras.callbacks.ModelCheckpoint(
-            best_path, monitor=monitor, mode="max", save_best_only=True
+            best_path,
+            monitor=monitor,
+            mode="max",
+            save_best_only=True,
+            initial_value_threshold=previous_best,
         ),
         keras.callbacks.EarlyStopping(
             monitor=monitor, mode="max", patience=patience, restore_best_weights=True
         ),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
-        keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv")),
+        keras.callbacks.CSVLogger(history_path, append=resuming),
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"fine-tuning: {task}",
@@ -404,7 +416,7 @@ def run_finetuning(
         ),
     ]
     train_started = time.perf_counter()
-    history = model.fit(
+    model.fit(
         job.train_data,
         validation_data=job.dev_data,
         epochs=epochs,
@@ -413,17 +425,12 @@ def run_finetuning(
         shuffle=False,  # the pipeline shuffles
     )
     train_seconds = time.perf_counter() - train_started
-    epochs_run = len(history.history.get("loss", []))
-    best_epoch = int(np.argmax(history.history[monitor])) if epochs_run else None
-    best = (
-        {
-            k[4:]: v[best_epoch]
-            for k, v in history.history.items()
-            if k.startswith("val_")
-        }
-        if best_epoch is not None
-        else {}
-    )
+    history = _read_history(history_path)
+    epochs_run = len(history.get(monitor, []))
+    best_epoch = int(np.argmax(history[monitor])) if epochs_run else None
+    best = {}
+    if best_epoch is not None:
+        best = {k[4:]: v[best_epoch] for k, v in history.items() if k[:4] == "val_"}
     result = {
         "task": task,
         "init": init,
@@ -431,24 +438,42 @@ def run_finetuning(
         "monitor": MONITOR[task],
         "best_epoch": None if best_epoch is None else best_epoch + 1,
         "best": best,
-        "epochs": {k: [float(x) for x in v] for k, v in history.history.items()},
+        "epochs": history,
         "baselines": job.baselines(),
         "labels": job.labels if task in ("classify", "pair") else None,
         "data": {name: report.to_dict() for name, report in job.reports.items()},
         "train_examples": job.num_train,
         "train_seconds": train_seconds,
-        "train_examples_per_second": job.num_train * epochs_run / train_seconds
-        if epochs_run
-        else None,
+        "train_examples_per_second": job.num_train
+        * (epochs_run - len(earlier.get(monitor, [])))
+        / train_seconds,
+        "resumed_after_epoch": len(earlier.get(monitor, [])) if resuming else None,
         "total_seconds": time.perf_counter() - started,
     }
-    if task == "squad" and getattr(job, "last_predictions", None):
+    if task == "squad" and epochs_run:
+        job.score(model)  # the best epoch's weights are back: its predictions
         with open(os.path.join(output_dir, "dev_predictions.json"), "w") as f:
             json.dump(job.last_predictions[0], f, indent=1)
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
     return result
+
+
+def _read_history(path):
+    """The CSVLogger file as {column: [floats]} (epochs of every run)."""
+    import csv
+
+    if not os.path.isfile(path):
+        return {}
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    columns = {}
+    for row in rows:
+        for key, value in row.items():
+            if key != "epoch" and value not in (None, ""):
+                columns.setdefault(key, []).append(float(value))
+    return columns
 
 
 def _plain(value):

@@ -44,6 +44,15 @@ class TaskModel(keras.Model):
             self._per_replica_xla = True
             self._xla_gradients = None
 
+    def compile_from_config(self, config):
+        # `compile` above only adds per-replica XLA to Keras's, so a saved
+        # model recompiles as Keras would do it (Keras skips models that
+        # override `compile`, with a warning).
+        config = keras.saving.deserialize_keras_object(config)
+        self.compile(**config)
+        if hasattr(self, "optimizer") and self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # Keras 3 builds from the first batch reduced with `strategy.reduce`
         # over the whole nested batch, which MultiWorkerMirroredStrategy

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 
 from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
@@ -208,6 +209,11 @@ def run_pretrain(args):
         init_from_group0=args.init_from_group0,
     )
     model = metrics.pop("model")
+    # The vocabulary beside the model: `albert-keras finetune --init
+    # <output_dir>/pretrainer.keras` finds it there.
+    vocab = args.vocab or SPM_MODEL_PATH
+    name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
+    shutil.copy(vocab, os.path.join(output_dir, name))
     model.backbone.export(
         os.path.join(output_dir, "backbone_savedmodel"), verbose=False
     )
@@ -223,7 +229,7 @@ def run_pretrain(args):
         )
     keras.backend.clear_session()
     print(
-        f"Wrote {output_dir}/pretrainer.keras, backbone_savedmodel/, curves.png, "
-        "history.csv, logs/ (TensorBoard), checkpoints/"
+        f"Wrote {output_dir}/pretrainer.keras, {name}, backbone_savedmodel/, "
+        "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
     )
     return 0

@@ -1,0 +1,301 @@
+"""Every task end to end on slices of the shared task data, with a tiny model."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+from albert_test_case import shared_data_dir
+
+from albert_keras.cli import main
+from albert_keras.finetuning.finetune_run import run_finetuning
+
+FAST = dict(
+    init="albert_tiny",
+    epochs=3,
+    batch_size=16,
+    learning_rate=2e-3,
+    warmup_fraction=0.0,
+    sequence_length=48,
+    max_train_examples=96,
+    max_dev_examples=64,
+    patience=3,
+    verbose=0,
+)
+
+
+def _task(name, split):
+    return os.path.join(shared_data_dir(), "tasks", name, split)
+
+
+def _check_run(result, output_dir):
+    """Training loss falls; the files are written; best.keras is the best epoch."""
+    losses = result["epochs"]["loss"]
+    assert losses[-1] < losses[0], losses
+    for name in ("best.keras", "metrics.json", "curves.png", "history.csv"):
+        assert os.path.isfile(os.path.join(output_dir, name)), name
+    assert os.listdir(os.path.join(output_dir, "logs"))
+    with open(os.path.join(output_dir, "metrics.json")) as f:
+        assert json.load(f)["best"] == pytest.approx(result["best"])
+    monitor = result["epochs"]["val_" + result["monitor"]]
+    assert result["best"][result["monitor"]] == max(monitor)
+
+
+def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
+    from albert_keras.finetuning.task_datasets import choice_dataset, text_dataset
+    from albert_keras.finetuning.task_reader import read_task_file
+
+    examples, _, _ = read_task_file(dev, task, label_names=labels)
+    from albert_keras.finetuning.finetune_run import _subset
+
+    examples = _subset(examples, FAST["max_dev_examples"], 0)
+    make = choice_dataset if task == "choice" else text_dataset
+    model = keras.saving.load_model(model_path)
+    logits = model.predict(make(examples, tokenizer, length, 16), verbose=0)["logits"]
+    return float(np.mean(np.argmax(logits, -1) == [e["label"] for e in examples]))
+
+
+# Three-way choice learns slowest from a random tiny model: more steps on
+# fewer examples, at a higher rate.
+CHOICE = dict(learning_rate=1e-2, max_train_examples=32, epochs=6, patience=6)
+
+
+@pytest.mark.parametrize(
+    "task, name, changes",
+    [
+        ("classify", "rt_sentiment", {}),
+        ("pair", "vitaminc", {}),
+        ("choice", "social_iqa", CHOICE),
+    ],
+)
+def test_classification_tasks(tmp_path, task, name, changes):
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tokenizers import AlbertTokenizer
+
+    out = str(tmp_path / task)
+    result = run_finetuning(
+        task,
+        _task(name, "train.jsonl"),
+        _task(name, "dev.jsonl"),
+        output_dir=out,
+        **dict(FAST, **changes),
+    )
+    _check_run(result, out)
+    assert set(result["best"]) >= {"accuracy", "f1", "mcc", "loss"}
+    baseline = result["baselines"]["majority_class"]["accuracy"]
+    assert 0.2 < baseline < 0.7
+    # The kept model scores what the run reported for its best epoch.
+    accuracy = _dev_accuracy(
+        os.path.join(out, "best.keras"),
+        task,
+        _task(name, "dev.jsonl"),
+        AlbertTokenizer(SPM_MODEL_PATH),
+        FAST["sequence_length"],
+        result["labels"],
+    )
+    assert accuracy == pytest.approx(result["best"]["accuracy"])
+
+
+def test_regression_task(tmp_path):
+    out = str(tmp_path / "regress")
+    result = run_finetuning(
+        "regress",
+        _task("rt_sentiment", "train.jsonl"),
+        _task("rt_sentiment", "dev.jsonl"),
+        output_dir=out,
+        **FAST,
+    )
+    _check_run(result, out)
+    assert set(result["best"]) >= {"pearson", "spearman", "mse"}
+    assert result["baselines"]["train_mean"]["pearson"] == 0.0
+
+
+def test_squad_simple_head(tmp_path):
+    out = str(tmp_path / "squad")
+    result = run_finetuning(
+        "squad",
+        _task("disfl_qa", "train.json"),
+        _task("disfl_qa", "dev.json"),
+        output_dir=out,
+        head="simple",
+        **dict(FAST, sequence_length=96),
+    )
+    _check_run(result, out)
+    assert {"exact", "f1", "best_f1", "best_f1_thresh"} <= set(result["best"])
+    # Every dev question gets an answer or "", by id.
+    with open(os.path.join(out, "dev_predictions.json")) as f:
+        predictions = json.load(f)
+    assert len(predictions) == FAST["max_dev_examples"]
+    no_answer = result["baselines"]["always_no_answer"]["f1"]
+    assert result["best"]["best_f1"] >= no_answer  # a threshold can say "" always
+
+
+def test_chinese_wordpiece_task(tmp_path):
+    from albert_keras.tokenizers import build_wordpiece_vocabulary
+
+    vocab = build_wordpiece_vocabulary(
+        [_task("zh_sentiment", "train.jsonl")],
+        str(tmp_path / "vocab.txt"),
+        vocab_size=3000,
+        max_characters=2_000_000,
+    )
+    out = str(tmp_path / "zh")
+    result = run_finetuning(
+        "classify",
+        _task("zh_sentiment", "train.jsonl"),
+        _task("zh_sentiment", "dev.jsonl"),
+        output_dir=out,
+        vocab=vocab,
+        **FAST,
+    )
+    _check_run(result, out)
+    assert result["vocab"] == vocab
+
+
+def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
+    """`--init pretrainer.keras` takes its backbone and the vocabulary beside it."""
+    import shutil
+
+    from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    pretrained = tmp_path / "pretrain"
+    pretrained.mkdir()
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    pretrainer = AlbertPretrainer(AlbertBackbone(config))
+    pretrainer.save(str(pretrained / "pretrainer.keras"))
+    shutil.copy(SPM_MODEL_PATH, pretrained / "vocab.model")
+    word_embeddings = pretrainer.backbone.embeddings.word_embeddings.numpy()
+    out = tmp_path / "cli"
+    code = main(
+        [
+            "finetune",
+            "--task",
+            "classify",
+            "--train",
+            _task("rt_sentiment", "train.jsonl"),
+            "--dev",
+            _task("rt_sentiment", "dev.jsonl"),
+            "--init",
+            str(pretrained / "pretrainer.keras"),
+            "--output-dir",
+            str(out),
+            "--epochs",
+            "1",
+            "--max-train-examples",
+            "32",
+            "--max-dev-examples",
+            "32",
+            "--max-seq-length",
+            "32",
+            "--learning-rate",
+            "0",
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Best dev epoch 1" in printed and "Baseline majority_class" in printed
+    with open(out / "metrics.json") as f:
+        assert json.load(f)["vocab"].endswith("vocab.model")
+    # Learning rate 0: the fine-tuned backbone is the pretrained one.
+    model = keras.saving.load_model(str(out / "best.keras"))
+    np.testing.assert_array_equal(
+        model.backbone.embeddings.word_embeddings.numpy(), word_embeddings
+    )
+    # Clear errors for a wrong vocabulary and a too-long sequence.
+    other = tmp_path / "other.keras"
+    AlbertBackbone(AlbertConfig.from_preset("albert_tiny")).save(str(other))
+    assert (
+        main(
+            [
+                "finetune",
+                "--task",
+                "classify",
+                "--train",
+                _task("rt_sentiment", "dev.jsonl"),
+                "--dev",
+                _task("rt_sentiment", "dev.jsonl"),
+                "--init",
+                str(other),
+                "--vocab",
+                SPM_MODEL_PATH,
+            ]
+        )
+        == 2
+    )
+    assert "vocab_size=1000 but the vocabulary has 8000" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "finetune",
+                "--task",
+                "classify",
+                "--train",
+                _task("rt_sentiment", "dev.jsonl"),
+                "--dev",
+                _task("rt_sentiment", "dev.jsonl"),
+                "--init",
+                str(pretrained / "pretrainer.keras"),
+                "--max-seq-length",
+                "512",
+            ]
+        )
+        == 2
+    )
+    assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
+
+
+def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):
+    out = tmp_path / "resume"
+    command = [
+        sys.executable,
+        "-m",
+        "albert_keras.cli",
+        "finetune",
+        "--task",
+        "classify",
+        "--train",
+        _task("rt_sentiment", "train.jsonl"),
+        "--dev",
+        _task("rt_sentiment", "dev.jsonl"),
+        "--init",
+        "albert_tiny",
+        "--output-dir",
+        str(out),
+        "--epochs",
+        "4",
+        "--patience",
+        "4",
+        "--max-train-examples",
+        "1500",
+        "--max-dev-examples",
+        "32",
+        "--max-seq-length",
+        "32",
+        "--no-jit",
+    ]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    history = out / "history.csv"
+    deadline = time.time() + 240
+    while time.time() < deadline and process.poll() is None:
+        if history.exists() and len(history.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done = len(history.read_text().splitlines()) - 1
+    assert 1 <= done < 4, "the run must be killed after its first epoch"
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    with open(out / "metrics.json") as f:
+        result = json.load(f)
+    assert result["resumed_after_epoch"] == done
+    # The epochs before the kill and after it: 4 in all, none repeated.
+    assert len(result["epochs"]["loss"]) == 4
