@@ -1,0 +1,38 @@
+"""Every script in examples/ runs on the shared task data (tiny model, few steps)."""
+
+import os
+import runpy
+import sys
+
+import keras
+import pytest
+from albert_test_case import shared_data_dir
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
+SMALL = ["--init", "albert_tiny", "--epochs", "1"]
+CASES = {
+    "classify_rt_sentiment.py": ["--train-examples", "64"],
+    "pair_vitaminc.py": ["--train-examples", "64", "--dev-examples", "64"],
+    "regress_rt_sentiment.py": ["--train-examples", "64"],
+    "classify_zh_sentiment.py": ["--train-examples", "64"],
+    "choice_social_iqa.py": [],
+    "squad_disfl_qa.py": ["--train-questions", "48", "--head", "simple"],
+}
+
+
+def test_every_example_is_tested():
+    scripts = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
+    assert scripts == sorted(CASES)
+
+
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_example_runs(script, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = [script, "--data", shared_data_dir(), *SMALL, *CASES[script]]
+    if "--output" in open(os.path.join(EXAMPLES, script)).read():
+        argv += ["--output", str(tmp_path / "out")]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(os.path.join(EXAMPLES, script), run_name="__main__")
+    keras.backend.clear_session()
+    printed = capsys.readouterr().out
+    assert "dev " in printed, printed[-2000:]
