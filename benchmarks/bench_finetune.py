@@ -1,0 +1,232 @@
+"""Fine-tuning: dev results of a pretrained small ALBERT vs random init vs baselines.
+
+For every task in ../shared/data/tasks, fine-tunes (`run_finetuning`, the
+code of `albert-keras finetune`) the same small model twice: from a
+pretrained `pretrainer.keras` (of `albert-keras pretrain`) and from random
+initialization with the same vocabulary, and prints the best dev epoch of
+each next to the majority-class (or always-no-answer) baseline. Then it
+times fine-tuning steps of `AlbertClassifier` against keras-hub's
+`AlbertTextClassifier` on the same packed batches, in the same process.
+
+    python benchmarks/bench_finetune.py --pretrained runs/pretrain/pretrainer.keras \\
+        [--zh-pretrained runs/pretrain_zh/pretrainer.keras] [--train-examples 4000]
+
+Without --pretrained, `albert-keras pretrain` (the embedded default job) runs
+first. Chinese (zh_sentiment) needs a model pretrained with a WordPiece
+vocabulary (--zh-pretrained; its vocab.txt beside it); without one it runs
+from random init only, with a vocabulary learned from its training texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_pretraining_step import time_fits  # noqa: E402
+
+from albert_keras.finetuning.finetune_run import run_finetuning  # noqa: E402
+
+# task name -> (task type, train file, dev file, monitored metric, target)
+TASKS = {
+    "rt_sentiment": ("classify", "train.jsonl", "dev.jsonl", "accuracy", 0.70),
+    "vitaminc": ("pair", "train.jsonl", "dev.jsonl", "accuracy", None),
+    "social_iqa": ("choice", "train.jsonl", "dev.jsonl", "accuracy", None),
+    "disfl_qa": ("squad", "train.json", "dev.json", "best_f1", None),
+    "zh_sentiment": ("classify", "train.jsonl", "dev.jsonl", "accuracy", 0.80),
+}
+
+
+def _default_data():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.environ.get(
+        "ALBERT_KERAS_SHARED_DATA", os.path.join(here, "..", "shared", "data")
+    )
+
+
+def _pretrain_default(output_dir):
+    from albert_keras.cli import main
+
+    print(f"No --pretrained: running `albert-keras pretrain` into {output_dir}")
+    if main(["pretrain", "--output-dir", output_dir]):
+        raise SystemExit("albert-keras pretrain failed")
+    return os.path.join(output_dir, "pretrainer.keras")
+
+
+def _zh_vocabulary(train_file, output_dir):
+    from albert_keras.tokenizers import build_wordpiece_vocabulary
+
+    os.makedirs(output_dir, exist_ok=True)
+    return build_wordpiece_vocabulary(
+        [train_file], os.path.join(output_dir, "zh_vocab.txt"), vocab_size=8000
+    )
+
+
+def quality(args):
+    rows = []
+    for name in args.tasks:
+        task, train, dev, metric, target = TASKS[name]
+        folder = os.path.join(args.data, "tasks", name)
+        train, dev = os.path.join(folder, train), os.path.join(folder, dev)
+        pretrained, vocab = args.pretrained, None
+        if name.startswith("zh_"):
+            pretrained = args.zh_pretrained
+            if pretrained is None:
+                vocab = _zh_vocabulary(train, args.output)
+        runs = {"pretrained": pretrained, "random": "albert_small"}
+        row = {"task": name, "metric": metric, "target": target}
+        for label, init in runs.items():
+            if init is None:
+                continue
+            if label == "random" and vocab is None:
+                from albert_keras.finetuning.finetune_run import find_vocabulary
+
+                vocab = find_vocabulary(runs["pretrained"], None)
+            print(f"\n=== {name}: {label} ({init})", flush=True)
+            keras.backend.clear_session()
+            result = run_finetuning(
+                task,
+                train,
+                dev,
+                init=init,
+                vocab=vocab if label == "random" else None,
+                output_dir=os.path.join(args.output, f"{name}_{label}"),
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                learning_rate=args.learning_rate,
+                sequence_length=args.sequence_length,
+                max_train_examples=args.train_examples,
+                max_dev_examples=args.dev_examples,
+                patience=args.epochs,
+                head=args.squad_head,
+                verbose=args.verbose,
+            )
+            row[label] = result["best"].get(metric)
+            row[f"{label}_seconds"] = result["train_seconds"]
+            baseline_name, baseline = next(iter(result["baselines"].items()))
+            key = "f1" if metric == "best_f1" else metric
+            row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
+            row["baseline_value"] = baseline[key] / (100 if key == "f1" else 1)
+        rows.append(row)
+    return rows
+
+
+def speed(args):
+    """Fine-tuning seq/s: AlbertClassifier vs keras-hub AlbertTextClassifier."""
+    import keras_hub
+
+    from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+
+    # keras-hub's backbone has no dropout by default; ours as v2 (also none).
+    small = AlbertConfig.from_preset(
+        "albert_small",
+        vocab_size=30000,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    rng = np.random.default_rng(0)
+    n, length = args.batch_size * 8, args.sequence_length
+    x = {
+        "token_ids": rng.integers(5, 30000, (n, length)).astype("int32"),
+        "segment_ids": np.zeros((n, length), "int32"),
+        "padding_mask": np.ones((n, length), "int32"),
+    }
+    y = rng.integers(0, 2, (n,)).astype("int32")
+
+    def dataset(labels):
+        data = tf.data.Dataset.from_tensor_slices((x, labels))
+        return data.batch(args.batch_size).cache().repeat().prefetch(2)
+
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    ours = AlbertClassifier(AlbertBackbone(small), num_classes=2)
+    ours.compile(
+        optimizer=keras.optimizers.AdamW(1e-4), loss={"logits": loss}, jit_compile=True
+    )
+    hub = keras_hub.models.AlbertTextClassifier(
+        keras_hub.models.AlbertBackbone(
+            vocabulary_size=30000,
+            num_layers=small.num_hidden_layers,
+            num_heads=small.num_attention_heads,
+            embedding_dim=small.embedding_size,
+            hidden_dim=small.hidden_size,
+            intermediate_dim=small.intermediate_size,
+        ),
+        num_classes=2,
+        preprocessor=None,
+    )
+    hub.compile(optimizer=keras.optimizers.AdamW(1e-4), loss=loss, jit_compile=True)
+    ours_steps, hub_steps = time_fits(
+        [(ours, dataset({"logits": y})), (hub, dataset(y))], 20, args.repeats
+    )
+    return {
+        "batch": args.batch_size,
+        "length": length,
+        "ours_seq_per_s": ours_steps * args.batch_size,
+        "keras_hub_seq_per_s": hub_steps * args.batch_size,
+        "ratio": ours_steps / hub_steps,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=_default_data())
+    parser.add_argument("--pretrained", help="pretrainer.keras (English)")
+    parser.add_argument("--zh-pretrained", help="pretrainer.keras (WordPiece, zh)")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--train-examples", type=int, default=4000)
+    parser.add_argument("--dev-examples", type=int)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--squad-head", default="v2", choices=["v2", "simple"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", default="runs/bench_finetune")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--verbose", type=int, default=2)
+    args = parser.parse_args()
+    if args.pretrained is None:
+        args.pretrained = _pretrain_default(os.path.join(args.output, "pretrain"))
+    started = time.perf_counter()
+    rows = quality(args)
+    result = {"settings": vars(args), "tasks": rows}
+    print(
+        f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}"
+        f"{'ratio':>8}  baseline (target)"
+    )
+    for row in rows:
+        pre, rand = row.get("pretrained"), row.get("random")
+        scale = 100 if row["metric"] == "best_f1" else 1
+        cells = [f"{v / scale:.3f}" if v is not None else "-" for v in (pre, rand)]
+        ratio = f"{pre / rand:.2f}x" if pre is not None and rand else "-"
+        target = f" (target {row['target']})" if row["target"] else ""
+        print(
+            f"{row['task']:<14}{row['metric']:<10}{cells[0]:>11}{cells[1]:>9}"
+            f"{ratio:>8}  {row['baseline']}{target}"
+        )
+    if not args.skip_speed:
+        result["speed"] = speed(args)
+        s = result["speed"]
+        print(
+            f"\nfine-tuning steps, small config, batch {s['batch']} x {s['length']}: "
+            f"ours {s['ours_seq_per_s']:.1f} seq/s, keras-hub AlbertTextClassifier "
+            f"{s['keras_hub_seq_per_s']:.1f} seq/s: ratio {s['ratio']:.2f}x"
+        )
+    result["seconds"] = time.perf_counter() - started
+    os.makedirs(args.output, exist_ok=True)
+    with open(os.path.join(args.output, "results.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(f"results: {os.path.join(args.output, 'results.json')}")
+
+
+if __name__ == "__main__":
+    main()
