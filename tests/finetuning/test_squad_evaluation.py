@@ -75,3 +75,15 @@ def test_missing_predictions_are_counted():
     assert result["missing"] == 4 and result["total"] == 1
     with pytest.raises(ValueError, match="No prediction"):
         squad_evaluate(DATA, {"zzz": "x"})
+
+
+def test_best_threshold_over_a_subset_of_questions():
+    # Only a, b and e predicted (a dev subset): the walk starts from the one
+    # unanswerable question among them (e), not from all of the dataset's.
+    predictions = {"a": "eiffel tower", "b": "red dog house", "e": "x"}
+    na = {"a": 0.1, "b": 0.6, "e": 0.7}
+    result = squad_evaluate(DATA, predictions, na_probs=na)
+    # start 1 (e right with ""), a +1 (2), b +0 (2), e -1 (1): best 2/3 at 0.1.
+    assert result["best_exact"] == pytest.approx(100 * 2 / 3)
+    assert result["best_exact_thresh"] == pytest.approx(0.1)
+    assert result["missing"] == 2
