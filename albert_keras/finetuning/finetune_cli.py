@@ -56,6 +56,11 @@ def add_parser(subparsers):
     squad.add_argument("--max-answer-length", type=int, default=30)
     parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
     parser.add_argument("--no-jit", action="store_true", help="disable XLA")
+    parser.add_argument(
+        "--no-export",
+        action="store_true",
+        help="skip savedmodel/ (text tasks: the model with its tokenizer, on strings)",
+    )
     parser.set_defaults(run=run_finetune)
 
 
@@ -84,6 +89,7 @@ def run_finetune(args):
         max_answer_length=args.max_answer_length,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
+        export=not args.no_export,
     )
     best = ", ".join(f"{k} {v:.4f}" for k, v in result["best"].items())
     print(f"\nBest dev epoch {result['best_epoch']}: {best}")
@@ -93,5 +99,10 @@ def run_finetune(args):
     print(
         f"Wrote {args.output_dir}/best.keras, metrics.json, curves.png, "
         "history.csv, logs/ (TensorBoard)"
+        + (
+            ""
+            if args.no_export or args.task in ("choice", "squad")
+            else ", savedmodel/"
+        )
     )
     return 0

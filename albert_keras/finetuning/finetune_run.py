@@ -314,6 +314,7 @@ def run_finetuning(
     end_n_top=5,
     mixed_precision=False,
     jit_compile=True,
+    export=True,
     verbose=1,
 ):
     """Fine-tunes one task with AdamW, keeps the best dev epoch, writes a report.
@@ -340,6 +341,9 @@ def run_finetuning(
             "simple": start/end logits).
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
+        export: for text tasks (classify, pair, regress), also write
+            `savedmodel/`: the best model with its tokenizer, serving
+            `serve(texts)` and `serve_pairs(text_a, text_b)` on `tf.string`.
         verbose: Keras progress bar (1) or not (0).
 
     Returns:
@@ -457,6 +461,11 @@ def run_finetuning(
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
+    if export and task in ("classify", "pair", "regress") and epochs_run:
+        from albert_keras.tokenizers.albert_text_model import with_tokenizer
+
+        text_model = with_tokenizer(model, tokenizer, sequence_length)
+        text_model.export(os.path.join(output_dir, "savedmodel"), verbose=False)
     return result
 
 

@@ -25,6 +25,7 @@ FAST = dict(
     max_train_examples=96,
     max_dev_examples=64,
     patience=3,
+    export=False,
     verbose=0,
 )
 
@@ -207,6 +208,16 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     np.testing.assert_array_equal(
         model.backbone.embeddings.word_embeddings.numpy(), word_embeddings
     )
+    # The exported SavedModel takes raw strings and gives the model's logits.
+    import tensorflow as tf
+
+    from albert_keras.tokenizers import AlbertTokenizer, with_tokenizer
+
+    texts = ["A gorgeous, witty film.", "", "x" * 5000]
+    loaded = tf.saved_model.load(str(out / "savedmodel"))
+    served = loaded.serve(tf.constant(texts))
+    expected = with_tokenizer(model, AlbertTokenizer(SPM_MODEL_PATH), 32)(texts)
+    np.testing.assert_allclose(served["logits"], expected["logits"], atol=1e-6)
     # Clear errors for a wrong vocabulary and a too-long sequence.
     other = tmp_path / "other.keras"
     AlbertBackbone(AlbertConfig.from_preset("albert_tiny")).save(str(other))
