@@ -15,6 +15,7 @@ from albert_keras.models import (
     AlbertMultipleChoice,
     AlbertPretrainer,
     AlbertSpanQA,
+    AlbertSquadV2,
 )
 from albert_keras.presets import PRESETS
 
@@ -26,4 +27,5 @@ __all__ = [
     "AlbertMultipleChoice",
     "AlbertPretrainer",
     "AlbertSpanQA",
+    "AlbertSquadV2",
 ]

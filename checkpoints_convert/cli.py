@@ -19,7 +19,14 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-MODEL_NAMES = ["backbone", "pretrainer", "classifier", "span_qa", "multiple_choice"]
+MODEL_NAMES = [
+    "backbone",
+    "pretrainer",
+    "classifier",
+    "span_qa",
+    "squad_v2",
+    "multiple_choice",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

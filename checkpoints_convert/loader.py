@@ -15,6 +15,7 @@ from albert_keras.models import (
     AlbertMultipleChoice,
     AlbertPretrainer,
     AlbertSpanQA,
+    AlbertSquadV2,
 )
 from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
@@ -32,17 +33,20 @@ MODELS = {
     "pretrainer": AlbertPretrainer,
     "classifier": AlbertClassifier,
     "span_qa": AlbertSpanQA,
+    "squad_v2": AlbertSquadV2,
     "multiple_choice": AlbertMultipleChoice,
 }
 # Task heads a release usually lacks: a fine-tuning head starts fresh. A
 # missing pretraining head is unusual (TF1 Hub modules without the SOP head,
 # transformers#12196), so it starts fresh too, with a warning.
-_FINE_TUNING_HEADS = ("classifier", "span_qa", "multiple_choice")
+_FINE_TUNING_HEADS = ("classifier", "span_qa", "squad_v2", "multiple_choice")
 # Official dims that are not config fields, as error messages name them.
 _DIM_NAMES = {
     "num_classes": "the classifier's `num_classes`",
     "sop_classes": "the SOP head's 2 classes",
     "span_outputs": "the SQuAD head's 2 outputs (start, end)",
+    "squad_v2_score": "the SQuAD v2 head's single score",
+    "squad_v2_concat": "twice `hidden_size` (a token and the start token)",
     "choice_outputs": (
         "the multiple-choice head's single score (a run_classifier head has "
         "`num_classes` rows)"

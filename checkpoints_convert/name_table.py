@@ -23,6 +23,7 @@ from albert_keras.models import (
     AlbertMultipleChoice,
     AlbertPretrainer,
     AlbertSpanQA,
+    AlbertSquadV2,
 )
 from checkpoints_convert.conversion_error import ConversionError
 
@@ -351,6 +352,85 @@ NAME_TABLE: tuple[NameRow, ...] = tuple(
             ("span_outputs",),
             "span_qa",
         ),
+        # run_squad v2 (squad_utils.create_v2_model): tf.layers.dense kernels
+        # are [in, out], the Keras layout.
+        (
+            "start_logits/dense/kernel",
+            _head("squad_v2_head.start_dense.kernel"),
+            None,
+            (_H, "squad_v2_score"),
+            "squad_v2",
+        ),
+        (
+            "start_logits/dense/bias",
+            _head("squad_v2_head.start_dense.bias"),
+            None,
+            ("squad_v2_score",),
+            "squad_v2",
+        ),
+        (
+            "end_logits/dense_0/kernel",
+            _head("squad_v2_head.end_dense_0.kernel"),
+            None,
+            ("squad_v2_concat", _H),
+            "squad_v2",
+        ),
+        (
+            "end_logits/dense_0/bias",
+            _head("squad_v2_head.end_dense_0.bias"),
+            None,
+            (_H,),
+            "squad_v2",
+        ),
+        (
+            "end_logits/LayerNorm/beta",
+            _head("squad_v2_head.end_layer_norm.beta"),
+            None,
+            (_H,),
+            "squad_v2",
+        ),
+        (
+            "end_logits/LayerNorm/gamma",
+            _head("squad_v2_head.end_layer_norm.gamma"),
+            None,
+            (_H,),
+            "squad_v2",
+        ),
+        (
+            "end_logits/dense_1/kernel",
+            _head("squad_v2_head.end_dense_1.kernel"),
+            None,
+            (_H, "squad_v2_score"),
+            "squad_v2",
+        ),
+        (
+            "end_logits/dense_1/bias",
+            _head("squad_v2_head.end_dense_1.bias"),
+            None,
+            ("squad_v2_score",),
+            "squad_v2",
+        ),
+        (
+            "answer_class/dense_0/kernel",
+            _head("squad_v2_head.answer_dense_0.kernel"),
+            None,
+            ("squad_v2_concat", _H),
+            "squad_v2",
+        ),
+        (
+            "answer_class/dense_0/bias",
+            _head("squad_v2_head.answer_dense_0.bias"),
+            None,
+            (_H,),
+            "squad_v2",
+        ),
+        (
+            "answer_class/dense_1/kernel",
+            _head("squad_v2_head.answer_dense_1.kernel"),
+            None,
+            (_H, "squad_v2_score"),
+            "squad_v2",
+        ),
         # run_race: the same root names as run_classifier, one score per choice.
         (
             "output_weights",
@@ -374,6 +454,7 @@ MODEL_HEADS: dict[type, tuple[str, ...]] = {
     AlbertPretrainer: ("mlm", "sop"),
     AlbertClassifier: ("classifier",),
     AlbertSpanQA: ("span_qa",),
+    AlbertSquadV2: ("squad_v2",),
     AlbertMultipleChoice: ("multiple_choice",),
     AlbertBackbone: (),
 }

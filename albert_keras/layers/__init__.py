@@ -7,6 +7,7 @@ from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.masked_lm_head import MaskedLMHead
 from albert_keras.layers.sentence_order_head import SentenceOrderHead
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
+from albert_keras.layers.squad_v2_head import SquadV2Head
 from albert_keras.layers.transformer_block import TransformerBlock
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "MaskedLMHead",
     "SentenceOrderHead",
     "SharedTransformerEncoder",
+    "SquadV2Head",
     "TransformerBlock",
     "gelu_tanh",
     "get_activation",

@@ -103,6 +103,7 @@ def test_table_rows_are_well_formed():
         "sop",
         "classifier",
         "span_qa",
+        "squad_v2",
         "multiple_choice",
     }
     for row in NAME_TABLE:

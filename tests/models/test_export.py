@@ -17,6 +17,7 @@ from albert_keras import (
     AlbertMultipleChoice,
     AlbertPretrainer,
     AlbertSpanQA,
+    AlbertSquadV2,
 )
 
 CONFIG = micro_config(vocab_size=60)
@@ -35,6 +36,12 @@ def build(kind):
         return AlbertClassifier(backbone, num_classes=3), x
     if kind == "span_qa":
         return AlbertSpanQA(backbone), x
+    if kind == "squad_v2":
+        p_mask = np.zeros((2, 8), "int32")
+        p_mask[:, 1:3] = 1
+        return AlbertSquadV2(backbone, start_n_top=2, end_n_top=2), dict(
+            x, p_mask=p_mask, start_positions=np.array([4, 5], "int32")
+        )
     model = AlbertMultipleChoice(backbone, num_choices=2)
     return model, {k: np.stack([v, v[::-1]], axis=1) for k, v in x.items()}
 
@@ -50,7 +57,8 @@ assert "albert_keras" not in sys.modules
 
 
 @pytest.mark.parametrize(
-    "kind", ["backbone", "pretrainer", "classifier", "span_qa", "multiple_choice"]
+    "kind",
+    ["backbone", "pretrainer", "classifier", "span_qa", "squad_v2", "multiple_choice"],
 )
 def test_export_serves_the_same_outputs(kind, tmp_path):
     model, x = build(kind)
