@@ -116,14 +116,15 @@ def test_regression_task(tmp_path):
     assert result["baselines"]["train_mean"]["pearson"] == 0.0
 
 
-def test_squad_simple_head(tmp_path):
+@pytest.mark.parametrize("head", ["simple", "v2"])
+def test_squad_heads(tmp_path, head):
     out = str(tmp_path / "squad")
     result = run_finetuning(
         "squad",
         _task("disfl_qa", "train.json"),
         _task("disfl_qa", "dev.json"),
         output_dir=out,
-        head="simple",
+        head=head,
         **dict(FAST, sequence_length=96),
     )
     _check_run(result, out)
