@@ -20,6 +20,7 @@ from random init only, with a vocabulary learned from its training texts.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -29,12 +30,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_pretraining_step import time_fits  # noqa: E402
-
-from albert_keras.finetuning.finetune_run import run_finetuning  # noqa: E402
 
 # task name -> (task type, train file, dev file, monitored metric, target)
 TASKS = {
@@ -71,7 +68,204 @@ def _zh_vocabulary(train_file, output_dir):
     )
 
 
+def _plan(args):
+    """(name, task, train, dev, init label, init, vocab) of every run."""
+    from albert_keras.finetuning.finetune_run import find_vocabulary
+
+    plan = []
+    for name in args.tasks:
+        task, train, dev, _, _ = TASKS[name]
+        folder = os.path.join(args.data, "tasks", name)
+        train, dev = os.path.join(folder, train), os.path.join(folder, dev)
+        pretrained = args.zh_pretrained if name.startswith("zh_") else args.pretrained
+        if pretrained is not None:
+            vocab = find_vocabulary(pretrained, None)
+            plan.append((name, task, train, dev, "pretrained", pretrained, vocab))
+        else:
+            vocab = _zh_vocabulary(train, args.output)
+        plan.append((name, task, train, dev, "random", "albert_small", vocab))
+    return plan
+
+
+def _finetune_args(args, task, train, dev, init, vocab):
+    return dict(
+        task=task,
+        train=train,
+        dev=dev,
+        init=init,
+        vocab=vocab,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        warmup_fraction=0.1,
+        sequence_length=args.sequence_length,
+        max_train_examples=args.train_examples,
+        max_dev_examples=args.dev_examples,
+        patience=args.epochs,
+        head=args.squad_head,
+        seed=0,
+        doc_stride=64,
+        max_query_length=32,
+        max_answer_length=30,
+        start_n_top=5,
+        end_n_top=5,
+    )
+
+
+def prepare(args):
+    """Tokenizes and packs every task here (TensorFlow), for `--from-prepared`.
+
+    Writes DIR/<task>.pkl (packed numpy features, labels, what scoring needs)
+    and copies the pretrained models and vocabularies, so that training and
+    evaluation can run where TensorFlow is absent (e.g. JAX on a GPU).
+    """
+    import pickle
+    import shutil
+
+    from albert_keras.finetuning.finetune_run import _Task
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+
+    os.makedirs(args.prepare, exist_ok=True)
+    done = set()
+    for name, task, train, dev, label, init, vocab in _plan(args):
+        if name in done:  # both runs of a task share its data
+            continue
+        done.add(name)
+        settings = _finetune_args(args, task, train, dev, init, vocab)
+        job = _Task(task, settings, load_tokenizer(vocab))
+        job.read()
+        state = {
+            "name": name,
+            "settings": settings,
+            "train": _materialize(job.train_data),
+            "dev": _materialize(job.dev_data),
+            "labels": job.labels,
+            "baselines": job.baselines(),
+            "vocabulary_size": job.tokenizer.vocabulary_size(),
+        }
+        if task == "squad":
+            for key in ("dev_features", "dev_contexts", "dev_examples", "dev_json"):
+                state[key] = getattr(job, key)
+        else:
+            state["dev_labels"] = job.dev_labels
+            state["train_labels"] = job.train_labels
+        if label == "pretrained":
+            folder = "pretrained_zh" if name.startswith("zh_") else "pretrained_en"
+            os.makedirs(os.path.join(args.prepare, folder), exist_ok=True)
+            shutil.copy(init, os.path.join(args.prepare, folder, "pretrainer.keras"))
+            state["pretrained"] = f"{folder}/pretrainer.keras"
+        state["train"], state["dev"] = _compact(state["train"]), _compact(state["dev"])
+        with gzip.open(os.path.join(args.prepare, f"{name}.pkl.gz"), "wb") as f:
+            pickle.dump(state, f)
+        rows = len(next(iter(state["train"][0].values())))
+        print(f"prepared {name}: {rows} training rows", flush=True)
+
+
+def _compact(tree):
+    """Integer arrays in their smallest dtype (ids < 65536): small to carry."""
+
+    def shrink(v):
+        if v.dtype.kind in "iu" and v.size and v.min() >= 0:
+            return v.astype("uint8" if v.max() < 256 else "uint16")
+        return v
+
+    return keras.tree.map_structure(shrink, tree)
+
+
+def _widen(tree):
+    def widen(v):
+        return v.astype("int32") if v.dtype in (np.uint8, np.uint16) else v
+
+    return keras.tree.map_structure(widen, tree)
+
+
+def _materialize(dataset):
+    """One pass of a (features, targets) tf.data pipeline as numpy arrays."""
+    batches = list(dataset.as_numpy_iterator())
+    return keras.tree.map_structure(lambda *v: np.concatenate(v), *batches)
+
+
+def from_prepared(args):
+    """Fine-tunes from `prepare`'s files with any Keras backend; no TensorFlow."""
+    import glob
+    import pickle
+
+    from albert_keras.finetuning.dev_evaluation import DevEvaluation
+    from albert_keras.finetuning.finetune_run import MONITOR, _Task, load_backbone
+    from albert_keras.training.optimizers import create_optimizer
+
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(args.from_prepared, "*.pkl.gz"))):
+        with gzip.open(path, "rb") as f:
+            state = pickle.load(f)
+        state["train"], state["dev"] = _widen(state["train"]), _widen(state["dev"])
+        name, settings = state["name"], state["settings"]
+        task = settings["task"]
+        inits = {"random": "albert_small"}
+        if state.get("pretrained"):
+            inits = {
+                "pretrained": os.path.join(args.from_prepared, state["pretrained"]),
+                **inits,
+            }
+        row = rows.setdefault(
+            name, {"task": name, "metric": MONITOR[task], "target": TASKS[name][4]}
+        )
+        for label, init in inits.items():
+            if label in row:
+                continue
+            keras.backend.clear_session()
+            keras.utils.set_random_seed(0)
+            job = _Task(task, settings, tokenizer=None)
+            job.labels = state["labels"]
+            x_dev, _ = state["dev"]
+            job.dev_data = x_dev
+            for key in ("dev_features", "dev_contexts", "dev_examples", "dev_json"):
+                if key in state:
+                    setattr(job, key, state[key])
+            if task != "squad":
+                job.dev_labels = state["dev_labels"]
+                job.train_labels = state["train_labels"]
+            backbone = load_backbone(
+                init, state["vocabulary_size"], settings["sequence_length"]
+            )
+            model, losses, weights = job.build(backbone)
+            x, y = state["train"]
+            steps = -(-len(next(iter(x.values()))) // settings["batch_size"])
+            steps *= settings["epochs"]
+            model.compile(
+                optimizer=create_optimizer(
+                    "adamw", settings["learning_rate"], steps, steps // 10
+                ),
+                loss=losses,
+                loss_weights=weights,
+                jit_compile=True,
+            )
+            evaluation = DevEvaluation(job.score)
+            started = time.perf_counter()
+            model.fit(
+                x,
+                y,
+                batch_size=settings["batch_size"],
+                epochs=settings["epochs"],
+                shuffle=True,
+                callbacks=[evaluation],
+                verbose=args.verbose,
+            )
+            seconds = time.perf_counter() - started
+            best = max(evaluation.history, key=lambda h: h[row["metric"]])
+            row[label] = best[row["metric"]]
+            row[f"{label}_all"] = best
+            row[f"{label}_seconds"] = seconds
+            baseline_name, baseline = next(iter(state["baselines"].items()))
+            key = "f1" if row["metric"] == "best_f1" else row["metric"]
+            row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
+            print(f"{name} {label}: {best} ({seconds:.0f} s)", flush=True)
+    return list(rows.values())
+
+
 def quality(args):
+    from albert_keras.finetuning.finetune_run import run_finetuning
+
     rows = []
     for name in args.tasks:
         task, train, dev, metric, target = TASKS[name]
@@ -123,6 +317,8 @@ def quality(args):
 def speed(args):
     """Fine-tuning seq/s: AlbertClassifier vs keras-hub AlbertTextClassifier."""
     import keras_hub
+    import tensorflow as tf
+    from bench_pretraining_step import time_fits
 
     from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
 
@@ -176,6 +372,14 @@ def speed(args):
     }
 
 
+def _device():
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return str(jax.devices()[0].device_kind)
+    return "cpu"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=_default_data())
@@ -192,13 +396,33 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", default="runs/bench_finetune")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument(
+        "--prepare", metavar="DIR", help="only tokenize and pack into DIR (needs TF)"
+    )
+    parser.add_argument(
+        "--from-prepared",
+        metavar="DIR",
+        help="fine-tune from --prepare's DIR with any Keras backend (no TF needed)",
+    )
     parser.add_argument("--verbose", type=int, default=2)
     args = parser.parse_args()
-    if args.pretrained is None:
-        args.pretrained = _pretrain_default(os.path.join(args.output, "pretrain"))
     started = time.perf_counter()
-    rows = quality(args)
-    result = {"settings": vars(args), "tasks": rows}
+    if args.prepare:
+        prepare(args)
+        return
+    if args.from_prepared:
+        rows = from_prepared(args)
+        args.skip_speed = True
+    else:
+        if args.pretrained is None:
+            args.pretrained = _pretrain_default(os.path.join(args.output, "pretrain"))
+        rows = quality(args)
+    result = {
+        "settings": vars(args),
+        "backend": keras.backend.backend(),
+        "device": _device(),
+        "tasks": rows,
+    }
     print(
         f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}"
         f"{'ratio':>8}  baseline (target)"

@@ -105,10 +105,16 @@ class TaskModel(keras.Model):
             return logs
         return keras.tree.map_structure(lambda v: tf.reshape(v, [1]), logs)
 
-    def test_step(self, data):
-        return self._for_multi_worker_reduce(super().test_step(data))
+    def test_step(self, *args):
+        # JAX's trainer passes (state, data); only TensorFlow needs the fix.
+        if keras.backend.backend() != "tensorflow":
+            return super().test_step(*args)
+        return self._for_multi_worker_reduce(super().test_step(*args))
 
-    def train_step(self, data):
+    def train_step(self, *args):
+        if keras.backend.backend() != "tensorflow":
+            return super().train_step(*args)
+        (data,) = args
         if not getattr(self, "_per_replica_xla", False):
             return self._for_multi_worker_reduce(super().train_step(data))
         import tensorflow as tf

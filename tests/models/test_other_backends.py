@@ -62,3 +62,41 @@ def test_jax_backend_matches_tensorflow(tmp_path, sharing):
         assert max_abs_diff(out[key], expected_seq[key]) < 1e-5
     for key in ("mlm_logits", "sop_logits"):
         assert max_abs_diff(out[key], expected[key]) < 1e-4
+
+
+FIT_ON_JAX = """
+import keras, numpy as np
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSquadV2
+from albert_keras.presets import get_preset
+backbone = lambda: AlbertBackbone(get_preset("albert_tiny").replace(vocab_size=60))
+rng = np.random.default_rng(0)
+x = {"token_ids": rng.integers(5, 60, (32, 12)).astype("int32"),
+     "segment_ids": np.zeros((32, 12), "int32"),
+     "padding_mask": np.ones((32, 12), "int32")}
+y = (x["token_ids"][:, 0] > 30).astype("int32")
+model = AlbertClassifier(backbone(), num_classes=2)
+model.compile(optimizer=keras.optimizers.Adam(3e-3), jit_compile=True,
+              loss={"logits": keras.losses.SparseCategoricalCrossentropy(True)})
+losses = model.fit(x, {"logits": y}, batch_size=8, epochs=8, verbose=0).history["loss"]
+model.evaluate(x, {"logits": y}, verbose=0)
+assert losses[-1] < 0.7 * losses[0], losses
+squad = AlbertSquadV2(backbone(), start_n_top=2, end_n_top=2)
+loss, weights = AlbertSquadV2.official_losses()
+squad.compile(optimizer="adam", loss=loss, loss_weights=weights, jit_compile=True)
+x = dict(x, p_mask=np.zeros((32, 12), "int32"),
+         start_positions=np.full(32, 3, "int32"))
+t = {"start_log_probs": x["start_positions"], "end_log_probs": x["start_positions"],
+     "cls_logits": np.zeros(32, "float32")}
+squad.fit(x, t, batch_size=8, epochs=1, verbose=0)
+assert squad.predict(x, verbose=0)["end_top_index"].shape == (32, 4)
+print(keras.backend.backend(), "fit ok")
+"""
+
+
+def test_task_models_fit_on_jax():
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", FIT_ON_JAX], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "jax fit ok" in result.stdout
