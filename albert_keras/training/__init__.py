@@ -1,12 +1,29 @@
-"""Training: optimizers and schedules, strategies, callbacks (see README.md here)."""
+"""Training: optimizers and schedules, strategies, callbacks (see README.md here).
+
+The optimizers, schedule and callbacks need only Keras (any backend); the
+strategies and the pretraining checkpoint need TensorFlow and are imported on
+first use, so `albert_keras.training` also loads where TensorFlow is absent.
+"""
+
+import importlib
 
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
-from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
-from albert_keras.training.strategies import get_strategy
 from albert_keras.training.throughput_logger import ThroughputLogger
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
+
+_NEEDS_TENSORFLOW = {
+    "PretrainingCheckpoint": "albert_keras.training.pretraining_checkpoint",
+    "get_strategy": "albert_keras.training.strategies",
+}
+
+
+def __getattr__(name):
+    if name in _NEEDS_TENSORFLOW:
+        return getattr(importlib.import_module(_NEEDS_TENSORFLOW[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LossCurvePlot",
