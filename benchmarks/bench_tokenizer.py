@@ -74,6 +74,14 @@ def best_of(rounds, fn):
     return min(times)
 
 
+def load_average() -> str:
+    """The 1-minute load average: other jobs on the cores skew the timings."""
+    try:
+        return f"load average {os.getloadavg()[0]:.2f}"
+    except OSError:
+        return "load average unknown"
+
+
 def hf_tokenizer(model_file):
     from sentencepiece import sentencepiece_model_pb2
     from tokenizers import normalizers
@@ -107,7 +115,8 @@ def main(argv=None):
     megabytes = sum(len(line.encode("utf-8")) for line in lines) / 1e6
     print(
         f"{len(lines)} lines, {megabytes:.1f} MB of English ({where}); model "
-        f"{os.path.basename(args.model)}; {os.cpu_count()} CPU cores"
+        f"{os.path.basename(args.model)}; {os.cpu_count()} CPU cores; "
+        f"{load_average()}"
     )
 
     tokenizer = AlbertTokenizer(args.model)
@@ -171,6 +180,8 @@ def main(argv=None):
             f"{name:36}{rate:>10.0f}{megabytes / seconds:>8.2f}"
             f"   {ratio:10.2f}x   {verdict}"
         )
+    # Other jobs on the machine slow every row; the ratios suffer less.
+    print(f"at the end: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,25 @@ def keep_first(ids, lengths):
     return tf.ragged.boolean_mask(ids, mask)
 
 
+def paired_row_lengths(first, second):
+    """`second.row_lengths()`, once checked that both batches hold as many texts.
+
+    Batches of different sizes would otherwise broadcast one row over the
+    others and give wrong features without an error.
+    """
+    check = tf.debugging.assert_equal(
+        first.nrows(),
+        second.nrows(),
+        message=(
+            "The two batches of a pair (text_a and text_b, question and context) "
+            "must hold as many texts each: they are paired row by row. Pass "
+            "them with the same batch size."
+        ),
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(second.row_lengths())
+
+
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertPacker(keras.layers.Layer):
     """Packs the ids of one or two texts into model inputs, as `run_classifier`.
@@ -103,7 +122,7 @@ class AlbertPacker(keras.layers.Layer):
         if b is None:
             b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), la * 0)
         b = as_ragged(b)
-        lb = b.row_lengths()
+        lb = paired_row_lengths(a, b)
         has_b = lb > 0
         # _truncate_seq_pair in closed form (see the class docstring).
         budget = tf.constant(self.sequence_length - 3, tf.int64)

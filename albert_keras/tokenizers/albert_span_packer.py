@@ -5,7 +5,11 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from albert_keras.tokenizers.albert_packer import as_ragged, keep_first
+from albert_keras.tokenizers.albert_packer import (
+    as_ragged,
+    keep_first,
+    paired_row_lengths,
+)
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -108,7 +112,7 @@ class AlbertSpanPacker(keras.layers.Layer):
             question, tf.minimum(question.row_lengths(), self.max_query_length)
         )
         lq = question.row_lengths()
-        ld = context.row_lengths()
+        ld = paired_row_lengths(question, context)
         room = self.sequence_length - 3 - lq  # max_tokens_for_doc
         step = tf.minimum(room, self.doc_stride)
         count = tf.where(

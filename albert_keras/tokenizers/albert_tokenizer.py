@@ -37,7 +37,10 @@ class AlbertTokenizer(keras.layers.Layer):
        "$40,000,000" otherwise). One difference remains: the package compares
        path scores in double precision, tf-text in float, so where two
        orders of the same pieces tie exactly ("0"+"00" vs "00"+"0") the
-       rounding can pick the other order (rare; see the tests).
+       rounding can pick the other order (rare; see the tests). Both sum
+       path scores over the whole text, so far into a text of a megabyte
+       (past the first ~28,000 pieces in the tests) a near tie can also go
+       the other way; packing keeps at most 512 and is unaffected.
     3. `encode_pieces`: a piece ending in a digit and "," is encoded again
        without its "▁" and followed by ",". Under Python 3 the official test for
        a leading "▁" compares `str` to `bytes` and never holds, so the

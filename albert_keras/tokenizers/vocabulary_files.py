@@ -39,7 +39,8 @@ def read_sentencepiece_model(model) -> tuple[bytes, object]:
 
     Raises:
         ValueError: unreadable, not a SentencePiece model, not a unigram
-            model, or without `[CLS]`, `[SEP]` and `[MASK]`.
+            model, without `[CLS]`, `[SEP]` and `[MASK]`, or without `<pad>`
+            at id 0 (ids are padded with 0).
 
     Example:
     >>> from albert_keras.sample_text import SPM_MODEL_PATH
@@ -88,6 +89,16 @@ def read_sentencepiece_model(model) -> tuple[bytes, object]:
             "layout is <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4, as control "
             f"symbols). {_FIX}"
         )
+    if processor.pad_id() != 0:
+        # The official code pads with id 0: it must be a padding piece, not
+        # <unk> or a word that padding would then stand for.
+        raise ValueError(
+            f"The {name} has no <pad> at id 0 (pad_id={processor.pad_id()}, id 0 "
+            f"is {processor.id_to_piece(0)!r}); ALBERT pads with id 0 (the "
+            "official layout is <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4). "
+            "Use the release's file, or train one with `albert-keras vocab` (or "
+            "spm_train --pad_id=0 --unk_id=1 ...)."
+        )
     return model, processor
 
 
@@ -105,8 +116,8 @@ def read_wordpiece_vocabulary(vocabulary) -> list[str]:
 
     Raises:
         ValueError: unreadable, not UTF-8 text (for instance a SentencePiece
-            model), a blank line inside, or no `[UNK]`, `[CLS]`, `[SEP]`,
-            `[MASK]`.
+            model), a blank line inside, no `[PAD]`, `[UNK]`, `[CLS]`, `[SEP]`,
+            `[MASK]`, or `[PAD]` not first (ids are padded with 0).
 
     Example:
     >>> read_wordpiece_vocabulary(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])[:2]
@@ -145,11 +156,20 @@ def read_wordpiece_vocabulary(vocabulary) -> list[str]:
         if fields[0] not in seen:
             seen.add(fields[0])
             tokens.append(fields[0])
-    missing = [t for t in ("[UNK]", "[CLS]", "[SEP]", "[MASK]") if t not in seen]
+    needed = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    missing = [t for t in needed if t not in seen]
     if missing:
         raise ValueError(
-            f"The {name} lacks the special tokens {missing}; ALBERT needs [UNK], "
-            f"[CLS], [SEP] and [MASK] (as the release's vocab_chinese.txt). {_FIX}"
+            f"The {name} lacks the special tokens {missing}; ALBERT needs [PAD] "
+            "(first), [UNK], [CLS], [SEP] and [MASK] (as the release's "
+            f"vocab_chinese.txt). {_FIX}"
+        )
+    if tokens[0] != "[PAD]":
+        # The official code pads with id 0, whatever token is there.
+        raise ValueError(
+            f"The {name} has {tokens[0]!r} at id 0 and [PAD] at id "
+            f"{tokens.index('[PAD]')}; ALBERT pads with id 0, so [PAD] must be the "
+            f"first line (as in the release's vocab_chinese.txt). {_FIX}"
         )
     return tokens
 

@@ -1,6 +1,7 @@
 """Session fixtures: real text, and vocabularies trained on it by our own trainers."""
 
 import os
+import sys
 
 import pytest
 from albert_test_case import shared_data_dir
@@ -38,7 +39,7 @@ EDGE_CASES = [
 ]
 
 
-def _lines(name, count, offset=0):
+def corpus_lines(name, count, offset=0):
     path = os.path.join(shared_data_dir(), "pretrain", name)
     with open(path, encoding="utf-8") as f:
         lines = [line.rstrip("\n") for line in f if line.strip()]
@@ -50,7 +51,7 @@ def _lines(name, count, offset=0):
 def english():
     """2,000 real paragraphs from each English corpus (not the training ones)."""
     return {
-        name: _lines(name, 2000, offset=1)
+        name: corpus_lines(name, 2000, offset=1)
         for name in ("en_austen.txt", "en_brown.txt", "en_news.txt")
     }
 
@@ -59,7 +60,7 @@ def english():
 def chinese():
     """2,000 real paragraphs from each Chinese corpus."""
     return {
-        name: _lines(name, 2000, offset=1)
+        name: corpus_lines(name, 2000, offset=1)
         for name in ("zh_sanguo.txt", "zh_peoples_daily_199801.txt")
     }
 
@@ -79,13 +80,13 @@ def spm_models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("spm")
     corpus = folder / "corpus.txt"
     text = (
-        _lines("en_news.txt", 300)
-        + _lines("en_brown.txt", 800)
-        + _lines("en_austen.txt", 800)
+        corpus_lines("en_news.txt", 300)
+        + corpus_lines("en_brown.txt", 800)
+        + corpus_lines("en_austen.txt", 800)
     )
     corpus.write_text("\n".join(text), encoding="utf-8")
     news = folder / "news.txt"
-    news.write_text("\n".join(_lines("en_news.txt", 400)), encoding="utf-8")
+    news.write_text("\n".join(corpus_lines("en_news.txt", 400)), encoding="utf-8")
     return {
         "uncased": train_sentencepiece(corpus, str(folder / "uncased"), 3000, True),
         "cased": train_sentencepiece(corpus, str(folder / "cased"), 3000, False),
@@ -106,9 +107,21 @@ def wordpiece_vocab(tmp_path_factory):
     folder = tmp_path_factory.mktemp("wordpiece")
     corpus = folder / "zh.txt"
     text = (
-        _lines("zh_sanguo.txt", 1500)
-        + _lines("zh_peoples_daily_199801.txt", 3000)
-        + _lines("en_news.txt", 150)
+        corpus_lines("zh_sanguo.txt", 1500)
+        + corpus_lines("zh_peoples_daily_199801.txt", 3000)
+        + corpus_lines("en_news.txt", 150)
     )
     corpus.write_text("\n".join(text), encoding="utf-8")
     return build_wordpiece_vocabulary(corpus, folder / "vocab.txt", 8000)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The exact-match rates the tests measured, in every run's summary."""
+    helper = sys.modules.get("official_tokenization")
+    if helper is None or not helper.EXACT_MATCHES:
+        return
+    terminalreporter.section("exact match with the official albert.tokenization")
+    for what, identical, compared in helper.EXACT_MATCHES:
+        terminalreporter.write_line(
+            f"{what}: {identical}/{compared} identical ({identical / compared:.2%})"
+        )

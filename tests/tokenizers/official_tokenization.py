@@ -59,6 +59,17 @@ tokenization, classifier_utils, squad_utils = _import_official(
 )
 
 
+# (what, identical, compared) of every exact-match comparison this session,
+# printed in the terminal summary by conftest.py.
+EXACT_MATCHES = []
+
+
+def record_exact_match(what: str, identical: int, compared: int) -> None:
+    """Keeps (and prints, for `-s`) one measured exact-match rate."""
+    EXACT_MATCHES.append((what, identical, compared))
+    print(f"exact match {what}: {identical / compared:.2%} of {compared}")
+
+
 def official_ids(model_file, texts, lower):
     """Ids as the official run_classifier computes them for each text (spm)."""
     tokenizer = tokenization.FullTokenizer(

@@ -10,6 +10,7 @@ from albert_test_case import shared_data_dir
 from official_tokenization import (
     official_classifier_features,
     official_squad_features,
+    record_exact_match,
     tokenization,
 )
 
@@ -38,32 +39,55 @@ def pairs():
     return found
 
 
+def assert_packed_as_official(ours, expected, what):
+    """Token, segment and mask rows equal the official features, row by row."""
+    rows = zip(
+        *(
+            ours[k].numpy().tolist()
+            for k in ("token_ids", "segment_ids", "padding_mask")
+        ),
+        strict=True,
+    )
+    same = sum(
+        list(row) == [list(values) for values in feature]
+        for row, feature in zip(rows, expected, strict=True)
+    )
+    record_exact_match(what, same, len(expected))
+    for key, index in (("token_ids", 0), ("segment_ids", 1), ("padding_mask", 2)):
+        assert ours[key].numpy().tolist() == [list(f[index]) for f in expected], key
+
+
+@pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("length", [8, 16, 32, 64, 128])
-def test_pairs_pack_as_run_classifier(spm_models, pairs, length):
-    model = spm_models["uncased"]
-    official = tokenization.FullTokenizer(None, True, model)
-    expected = official_classifier_features(official, pairs, length, True, True)
-    tokenizer = AlbertTokenizer(model)
+def test_pairs_pack_as_run_classifier(spm_models, pairs, length, lower):
+    model = spm_models["uncased" if lower else "cased"]
+    official = tokenization.FullTokenizer(None, lower, model)
+    expected = official_classifier_features(official, pairs, length, True, lower)
+    tokenizer = AlbertTokenizer(model, lowercase=lower)
     packer = AlbertPacker.for_tokenizer(tokenizer, length)
     ours = packer(
         tokenizer([a for a, _ in pairs]), tokenizer([b or "" for _, b in pairs])
     )
-    for key, index in (("token_ids", 0), ("segment_ids", 1), ("padding_mask", 2)):
-        assert ours[key].numpy().tolist() == [list(f[index]) for f in expected], key
-    print(f"packing at length {length}: {len(pairs)} of {len(pairs)} pairs identical")
+    case = "uncased" if lower else "cased"
+    what = f"SentencePiece pair packing, vitaminc, {case}, length {length}"
+    assert_packed_as_official(ours, expected, what)
 
 
-@pytest.mark.parametrize("length", [5, 48])
-def test_wordpiece_pairs_pack_as_run_classifier(wordpiece_vocab, chinese, length):
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("length", [5, 48, 128])
+def test_wordpiece_pairs_pack_as_run_classifier(
+    wordpiece_vocab, chinese, length, lower
+):
     lines = chinese["zh_peoples_daily_199801.txt"][:200]
     pairs = list(zip(lines[::2], lines[1::2], strict=True))
-    official = tokenization.FullTokenizer(wordpiece_vocab, do_lower_case=True)
-    expected = official_classifier_features(official, pairs, length, False, True)
-    tokenizer = AlbertWordPieceTokenizer(wordpiece_vocab)
+    official = tokenization.FullTokenizer(wordpiece_vocab, do_lower_case=lower)
+    expected = official_classifier_features(official, pairs, length, False, lower)
+    tokenizer = AlbertWordPieceTokenizer(wordpiece_vocab, lowercase=lower)
     packer = AlbertPacker.for_tokenizer(tokenizer, length)
     ours = packer(tokenizer([a for a, _ in pairs]), tokenizer([b for _, b in pairs]))
-    assert ours["token_ids"].numpy().tolist() == [list(f[0]) for f in expected]
-    assert ours["segment_ids"].numpy().tolist() == [list(f[1]) for f in expected]
+    case = "uncased" if lower else "cased"
+    what = f"WordPiece pair packing, peoples_daily, {case}, length {length}"
+    assert_packed_as_official(ours, expected, what)
 
 
 def test_dynamic_length_single_and_one_text():
@@ -143,9 +167,11 @@ def test_windows_as_run_squad(spm_models, squad, length, stride, max_query):
             offset = out["doc_offset"][row]
             assert offset == feature.input_ids.index(3) + 1
     windows = sum(len(f) for f in expected.values())
-    print(
-        f"span windows at {length}/{stride}/{max_query}: {windows} identical "
-        f"({len(expected)} examples; the official code fails on {len(failed)})"
+    record_exact_match(
+        f"span windows, disfl_qa, {length}/{stride}/{max_query} (the official code "
+        f"fails on {len(failed)} non-ASCII paragraphs)",
+        windows,
+        windows,
     )
 
 

@@ -5,7 +5,7 @@ import pytest
 import sentencepiece as spm
 import tensorflow as tf
 from conftest import DIGIT_COMMA_PIECES, EDGE_CASES
-from official_tokenization import official_ids, tokenization
+from official_tokenization import official_ids, record_exact_match, tokenization
 
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer, load_tokenizer
@@ -17,8 +17,10 @@ def compare(model_file, lower, lines, label):
     ours = AlbertTokenizer(model_file, lowercase=lower)(tf.constant(lines)).to_list()
     theirs = official_ids(model_file, lines, lower)
     misses = [(t, a, b) for t, a, b in zip(lines, ours, theirs, strict=True) if a != b]
-    rate = 1 - len(misses) / len(lines)
-    print(f"exact match {label} lowercase={lower}: {rate:.2%} of {len(lines)} lines")
+    case = "uncased" if lower else "cased"
+    record_exact_match(
+        f"SentencePiece ids, {label}, {case}", len(lines) - len(misses), len(lines)
+    )
     return misses
 
 

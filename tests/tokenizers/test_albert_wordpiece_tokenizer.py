@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 from conftest import EDGE_CASES
-from official_tokenization import official_wordpiece_ids
+from official_tokenization import official_wordpiece_ids, record_exact_match
 
 from albert_keras.tokenizers import AlbertWordPieceTokenizer
 from albert_keras.tokenizers.unicode_tables import ranges
@@ -35,8 +35,10 @@ def compare(vocab, lower, lines, label):
     misses = [
         t for t, a, b in zip(lines, ours.to_list(), theirs, strict=True) if a != b
     ]
-    rate = 1 - len(misses) / len(lines)
-    print(f"exact match {label} lowercase={lower}: {rate:.2%} of {len(lines)} lines")
+    case = "uncased" if lower else "cased"
+    record_exact_match(
+        f"WordPiece ids, {label}, {case}", len(lines) - len(misses), len(lines)
+    )
     assert not misses, [m[:200] for m in misses[:3]]
 
 
