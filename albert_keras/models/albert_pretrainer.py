@@ -118,10 +118,17 @@ class AlbertPretrainer(TaskModel):
         total = tf.distribute.get_replica_context().all_reduce("sum", total)
         return (x, dict(y, mask_weight_total=total), *data[2:])
 
-    def train_step(self, data):
+    def train_step(self, *args):
+        # JAX's trainer passes (state, data); replicas are TensorFlow's.
+        if keras.backend.backend() != "tensorflow":
+            return super().train_step(*args)
+        (data,) = args
         return super().train_step(self._add_global_weight_total(data))
 
-    def test_step(self, data):
+    def test_step(self, *args):
+        if keras.backend.backend() != "tensorflow":
+            return super().test_step(*args)
+        (data,) = args
         return super().test_step(self._add_global_weight_total(data))
 
     def _official_losses(self, y, y_pred):

@@ -89,6 +89,14 @@ t = {"start_log_probs": x["start_positions"], "end_log_probs": x["start_position
      "cls_logits": np.zeros(32, "float32")}
 squad.fit(x, t, batch_size=8, epochs=1, verbose=0)
 assert squad.predict(x, verbose=0)["end_top_index"].shape == (32, 4)
+from albert_keras import AlbertPretrainer
+pretrainer = AlbertPretrainer(backbone())
+pretrainer.compile(optimizer="adam", jit_compile=True)
+x = {k: x[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+x["mask_positions"] = np.tile(np.array([[1, 2]], "int32"), (32, 1))
+t = {"mask_ids": x["token_ids"][:, 1:3], "mask_weights": np.ones((32, 2), "float32"),
+     "sop_labels": np.zeros(32, "int32")}
+pretrainer.fit(x, t, batch_size=8, epochs=1, verbose=0)
 print(keras.backend.backend(), "fit ok")
 """
 
