@@ -104,3 +104,43 @@ def test_text_model_takes_the_release_vocabulary(text_model_file):
 def test_text_model_keras_file_reloads(text_model_file):
     model = keras.saving.load_model(text_model_file[3])
     assert model(tf.constant(["the cat"]))["logits"].shape == (1, 3)
+
+
+def test_text_model_of_a_chinese_release(tmp_path):
+    """A *_zh release ships vocab_chinese.txt: --text-model takes the WordPiece
+    tokenizer, and the .keras text model tokenizes Chinese per character."""
+    from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+    from albert_keras.tokenizers import AlbertWordPieceTokenizer
+    from albert_keras.tokenizers.vocabulary import wordpiece_reserved_tokens
+    from checkpoints_convert import save_official_checkpoint
+
+    release = tmp_path / "albert_base_zh"
+    words = ["三", "国", "演", "义", "天", "下", "大", "势", "，", "。", "the", "##s"]
+    vocabulary = wordpiece_reserved_tokens() + words
+    config = AlbertConfig.from_dict(
+        {**BASE_CONFIG, "vocab_size": len(vocabulary), "hidden_act": "relu"}
+    )
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    save_official_checkpoint(classifier, str(release / "model.ckpt-best"))
+    (release / "vocab_chinese.txt").write_text("\n".join(vocabulary) + "\n")
+    out = str(tmp_path / "zh.keras")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        status = main(
+            [
+                str(release),
+                "--model",
+                "classifier",
+                "--output",
+                out,
+                "--text-model",
+                "16",
+            ]
+        )
+    assert status == 0, stderr.getvalue()
+    assert "vocab_chinese.txt" in stderr.getvalue()
+    model = keras.saving.load_model(out)
+    assert isinstance(model.tokenizer, AlbertWordPieceTokenizer)
+    ids = model.tokenizer(tf.constant(["三国演义，天下大势。"]))[0].numpy().tolist()
+    assert ids == [vocabulary.index(c) for c in "三国演义，天下大势。"]
+    assert model(tf.constant(["三国演义"]))["logits"].shape == (1, 2)
