@@ -9,8 +9,13 @@ import keras
 import numpy as np
 import pytest
 
+from albert_keras import AlbertBackbone, AlbertConfig
 from albert_keras.models import AlbertSquadV2
-from checkpoints_convert import load_official_checkpoint, save_official_checkpoint
+from checkpoints_convert import (
+    load_official_checkpoint,
+    official_weights,
+    save_official_checkpoint,
+)
 
 ORACLE = os.path.join(
     os.path.dirname(os.path.dirname(__file__)), "oracle", "squad_v2_oracle.py"
@@ -73,6 +78,29 @@ def _log_prob_diff(ours, theirs, p_mask):
     keep = p_mask == 0
     assert np.all(ours[~keep] < -1e29) and np.all(theirs[~keep] < -1e29)
     return float(np.max(np.abs(ours[keep] - theirs[keep])))
+
+
+def test_official_variables_are_the_table_rows(official):
+    """The names and shapes create_v2_model makes are exactly the table's."""
+    folder, _ = official
+    variables = json.loads((folder / "variables.json").read_text())
+    variables.pop("global_step", None)
+    model = AlbertSquadV2(AlbertBackbone(AlbertConfig.from_dict(CONFIG)), 3, 2)
+    ours = {e.name: list(e.variable.shape) for e in official_weights(model)}
+    assert ours == variables
+    assert sorted(n for n in ours if not n.startswith("bert/")) == [
+        "answer_class/dense_0/bias",
+        "answer_class/dense_0/kernel",
+        "answer_class/dense_1/kernel",
+        "end_logits/LayerNorm/beta",
+        "end_logits/LayerNorm/gamma",
+        "end_logits/dense_0/bias",
+        "end_logits/dense_0/kernel",
+        "end_logits/dense_1/bias",
+        "end_logits/dense_1/kernel",
+        "start_logits/dense/bias",
+        "start_logits/dense/kernel",
+    ]
 
 
 def test_inference_beam_matches_the_official_head(official):

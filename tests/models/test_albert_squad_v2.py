@@ -27,17 +27,18 @@ def _data(n=32, length=16, seed=0):
 
 
 def test_fit_lowers_the_official_loss_and_predict_needs_no_start():
+    keras.utils.set_random_seed(0)
     model = AlbertSquadV2(AlbertBackbone(micro_config(vocab_size=60)), 3, 2)
     losses, weights = AlbertSquadV2.official_losses()
     model.compile(
-        optimizer=keras.optimizers.Adam(2e-3),
+        optimizer=keras.optimizers.Adam(5e-3),
         loss=losses,
         loss_weights=weights,
         jit_compile=True,
     )
     x, y = _data()
-    history = model.fit(x, y, batch_size=8, epochs=6, verbose=0).history["loss"]
-    assert history[-1] < 0.85 * history[0], history
+    history = model.fit(x, y, batch_size=8, epochs=8, verbose=0).history["loss"]
+    assert history[-1] < 0.8 * history[0], history
     without = {k: v for k, v in x.items() if k != "start_positions"}
     out = model.predict(without, verbose=0)
     assert out["end_top_index"].shape == (32, 6)

@@ -89,7 +89,7 @@ def main():
         with tf.Session() as session:
             tf.train.Saver().restore(session, prefix)
             for key, value in session.run(outputs).items():
-                results["train_" + key.replace("cls_logits", "cls_logits")] = value
+                results["train_" + key] = value
     np.savez(os.path.join(args.out, "outputs.npz"), **results)
     with open(os.path.join(args.out, "variables.json"), "w") as f:
         json.dump(variables, f, indent=1)
