@@ -46,7 +46,7 @@ class SquadV2Head(keras.layers.Layer):
     >>> head = SquadV2Head(8, start_n_top=2, end_n_top=3)
     >>> out = head(keras.ops.ones((1, 6, 8)), keras.ops.zeros((1, 6)),
     ...            keras.ops.zeros((1,), "int32"))
-    >>> out["end_top_index"].shape, out["cls_logits"].shape
+    >>> tuple(out["end_top_index"].shape), tuple(out["cls_logits"].shape)
     ((1, 6), (1,))
     """
 

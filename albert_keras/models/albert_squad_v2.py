@@ -42,7 +42,7 @@ class AlbertSquadV2(TaskModel):
     >>> x = {k: keras.ops.ones((1, 8), "int32") for k in
     ...      ("token_ids", "segment_ids", "padding_mask")}
     >>> x["p_mask"] = keras.ops.zeros((1, 8), "int32")
-    >>> model(x)["end_top_index"].shape
+    >>> tuple(model(x)["end_top_index"].shape)
     (1, 10)
     """
 
