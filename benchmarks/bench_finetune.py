@@ -253,65 +253,40 @@ def from_prepared(args):
             )
             seconds = time.perf_counter() - started
             best = max(evaluation.history, key=lambda h: h[row["metric"]])
-            row[label] = best[row["metric"]]
-            row[f"{label}_all"] = best
-            row[f"{label}_seconds"] = seconds
-            baseline_name, baseline = next(iter(state["baselines"].items()))
-            key = "f1" if row["metric"] == "best_f1" else row["metric"]
-            row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
+            _record(row, label, best, seconds, state["baselines"])
             print(f"{name} {label}: {best} ({seconds:.0f} s)", flush=True)
     return list(rows.values())
+
+
+def _record(row, label, best, seconds, baselines):
+    """Puts one run's best dev metric and the task's baseline into its row."""
+    row[label] = best.get(row["metric"])
+    row[f"{label}_all"] = best
+    row[f"{label}_seconds"] = seconds
+    baseline_name, baseline = next(iter(baselines.items()))
+    key = "f1" if row["metric"] == "best_f1" else row["metric"]
+    row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
+    row["baseline_value"] = baseline[key] / (100 if key == "f1" else 1)
 
 
 def quality(args):
     from albert_keras.finetuning.finetune_run import run_finetuning
 
-    rows = []
-    for name in args.tasks:
-        task, train, dev, metric, target = TASKS[name]
-        folder = os.path.join(args.data, "tasks", name)
-        train, dev = os.path.join(folder, train), os.path.join(folder, dev)
-        pretrained, vocab = args.pretrained, None
-        if name.startswith("zh_"):
-            pretrained = args.zh_pretrained
-            if pretrained is None:
-                vocab = _zh_vocabulary(train, args.output)
-        runs = {"pretrained": pretrained, "random": "albert_small"}
-        row = {"task": name, "metric": metric, "target": target}
-        for label, init in runs.items():
-            if init is None:
-                continue
-            if label == "random" and vocab is None:
-                from albert_keras.finetuning.finetune_run import find_vocabulary
-
-                vocab = find_vocabulary(runs["pretrained"], None)
-            print(f"\n=== {name}: {label} ({init})", flush=True)
-            keras.backend.clear_session()
-            result = run_finetuning(
-                task,
-                train,
-                dev,
-                init=init,
-                vocab=vocab if label == "random" else None,
-                output_dir=os.path.join(args.output, f"{name}_{label}"),
-                epochs=args.epochs,
-                batch_size=args.batch_size,
-                learning_rate=args.learning_rate,
-                sequence_length=args.sequence_length,
-                max_train_examples=args.train_examples,
-                max_dev_examples=args.dev_examples,
-                patience=args.epochs,
-                head=args.squad_head,
-                verbose=args.verbose,
-            )
-            row[label] = result["best"].get(metric)
-            row[f"{label}_seconds"] = result["train_seconds"]
-            baseline_name, baseline = next(iter(result["baselines"].items()))
-            key = "f1" if metric == "best_f1" else metric
-            row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
-            row["baseline_value"] = baseline[key] / (100 if key == "f1" else 1)
-        rows.append(row)
-    return rows
+    rows = {}
+    for name, task, train, dev, label, init, vocab in _plan(args):
+        _, _, _, metric, target = TASKS[name]
+        row = rows.setdefault(name, {"task": name, "metric": metric, "target": target})
+        print(f"\n=== {name}: {label} ({init})", flush=True)
+        keras.backend.clear_session()
+        result = run_finetuning(
+            **_finetune_args(args, task, train, dev, init, vocab),
+            output_dir=os.path.join(args.output, f"{name}_{label}"),
+            verbose=args.verbose,
+        )
+        _record(
+            row, label, result["best"], result["train_seconds"], result["baselines"]
+        )
+    return list(rows.values())
 
 
 def speed(args):

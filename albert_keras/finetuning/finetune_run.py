@@ -280,12 +280,9 @@ class _Task:
         if self.task == "regress":
             constant = np.full(len(self.dev_labels), self.train_labels.mean())
             return {"train_mean": regression_scores(self.dev_labels, constant)}
-        if self.task == "choice":
-            n = int(self.labels)
-            majority = np.bincount(self.train_labels, minlength=n).argmax()
-        else:
-            n = len(self.labels)
-            majority = np.bincount(self.train_labels, minlength=n).argmax()
+        # `labels` is the option count for "choice", the label set otherwise.
+        n = int(self.labels) if self.task == "choice" else len(self.labels)
+        majority = np.bincount(self.train_labels, minlength=n).argmax()
         logits = np.eye(n)[np.full(len(self.dev_labels), majority)]
         return {"majority_class": classification_scores(self.dev_labels, logits, n)}
 
