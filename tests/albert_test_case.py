@@ -37,6 +37,11 @@ def shared_data_dir() -> str:
     )
 
 
+def task_file(name: str, split: str) -> str:
+    """A file of `../shared/data/tasks`, e.g. task_file("rt_sentiment", "dev.jsonl")."""
+    return os.path.join(shared_data_dir(), "tasks", name, split)
+
+
 def micro_config(vocab_size=60, **changes):
     """The smallest useful ALBERT: E=8, H=16, 2 layers, 2 heads (tests of heads and
     training, where the encoder's size does not matter)."""

@@ -10,7 +10,7 @@ import time
 import keras
 import numpy as np
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import task_file as _task
 
 from albert_keras.cli import main
 from albert_keras.finetuning.finetune_run import run_finetuning
@@ -28,10 +28,6 @@ FAST = dict(
     export=False,
     verbose=0,
 )
-
-
-def _task(name, split):
-    return os.path.join(shared_data_dir(), "tasks", name, split)
 
 
 def _check_run(result, output_dir):

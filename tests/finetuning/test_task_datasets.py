@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import task_file as _task
 
 from albert_keras.finetuning.data_report import DataReport
 from albert_keras.finetuning.task_datasets import choice_dataset, text_dataset
@@ -22,10 +22,6 @@ def _official():
     import official_tokenization
 
     return official_tokenization
-
-
-def _task(name, split):
-    return os.path.join(shared_data_dir(), "tasks", name, split)
 
 
 def _rows(dataset):

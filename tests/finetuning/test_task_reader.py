@@ -1,20 +1,15 @@
 """Task readers on real files and on broken ones: what is kept, skipped and why."""
 
 import json
-import os
 
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import task_file as _task
 
 from albert_keras.finetuning.task_reader import (
     read_squad_file,
     read_task_file,
     split_words,
 )
-
-
-def _task(name, split):
-    return os.path.join(shared_data_dir(), "tasks", name, split)
 
 
 def _write(tmp_path, lines, name="data.jsonl"):
