@@ -1,23 +1,34 @@
-"""albert-keras: ALBERT (A Lite BERT) for TensorFlow 2 / Keras 3."""
+"""albert-keras: ALBERT (A Lite BERT) for TensorFlow 2 / Keras 3.
+
+The models are imported on first use (`from albert_keras import
+AlbertBackbone`), not with the package: data creation
+(`albert_keras.pretraining.pretraining_data`) and the configs then run
+without loading Keras and TensorFlow, which takes seconds. To load a `.keras`
+file, import the class it holds first (or `albert_keras.models`), so that
+Keras knows its registered name.
+"""
 
 __version__ = "0.1.0"
 
+import importlib as _importlib
+import importlib.util as _importlib_util
 import os as _os
 
 # TensorFlow's C++ INFO/WARNING start-up lines drown what users read; set
 # TF_CPP_MIN_LOG_LEVEL yourself before importing to see them.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from albert_keras.config import AlbertConfig
-from albert_keras.models import (
-    AlbertBackbone,
-    AlbertClassifier,
-    AlbertMultipleChoice,
-    AlbertPretrainer,
-    AlbertSpanQA,
-    AlbertSquadV2,
-)
-from albert_keras.presets import PRESETS
+from albert_keras.config import AlbertConfig  # noqa: E402
+from albert_keras.presets import PRESETS  # noqa: E402
+
+_LAZY = {
+    "AlbertBackbone": "albert_keras.models",
+    "AlbertClassifier": "albert_keras.models",
+    "AlbertMultipleChoice": "albert_keras.models",
+    "AlbertPretrainer": "albert_keras.models",
+    "AlbertSpanQA": "albert_keras.models",
+    "AlbertSquadV2": "albert_keras.models",
+}
 
 __all__ = [
     "PRESETS",
@@ -29,3 +40,21 @@ __all__ = [
     "AlbertSpanQA",
     "AlbertSquadV2",
 ]
+
+
+def __getattr__(name):
+    # PEP 562: `albert_keras.AlbertBackbone` imports the models (and Keras)
+    # only when asked for.
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    # `albert_keras.models.AlbertBackbone` after a bare `import albert_keras`,
+    # as when the package imported its subpackages itself.
+    if not name.startswith("_") and _importlib_util.find_spec(f"albert_keras.{name}"):
+        return _importlib.import_module(f"albert_keras.{name}")
+    raise AttributeError(f"module 'albert_keras' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
