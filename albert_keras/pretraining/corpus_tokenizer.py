@@ -1,12 +1,14 @@
 """`CorpusTokenizer`: lines of a corpus -> ids in batches, plus the vocabulary facts.
 
-A thin driver over the package's tokenizers (`albert_keras.tokenizers`):
-`AlbertTokenizer` for a SentencePiece `.model` (the official
-`preprocess_text` + `encode_pieces`), `AlbertWordPieceTokenizer` for a
-WordPiece `vocab.txt` (the `*_zh` releases). It runs the tokenizer over
-batches of lines in `tf.data` (in parallel threads) and hands back NumPy ids,
-and it knows what data creation needs from the vocabulary: the special ids
-and which ids begin a word (the official start-piece rules).
+A thin driver over the tokenizers. A SentencePiece `.model` (the English
+releases) is encoded by `SentencePieceEncoder` with the `sentencepiece`
+package, without TensorFlow (data creation then never imports it). A
+WordPiece `vocab.txt` (the `*_zh` releases) goes through
+`AlbertWordPieceTokenizer` in `tf.data` (in parallel threads), and so does
+a TensorFlow tokenizer layer passed in (`AlbertTokenizer` gives the
+`SentencePieceEncoder`'s ids). Either way it hands back NumPy ids, and it
+knows what data creation needs from the vocabulary: the special ids and
+which ids begin a word (the official start-piece rules).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import numpy as np
 
 from albert_keras.pretraining.ngram_masker import NgramMasker
+from albert_keras.pretraining.sentencepiece_encoder import SentencePieceEncoder
 
 
 class CorpusTokenizer:
@@ -26,11 +29,13 @@ class CorpusTokenizer:
             default: the embedded `austen-8k.model`.
         lowercase: bool. Lowercase (and for WordPiece strip accents) as the
             released uncased models; the official `do_lower_case`.
-        tokenizer: instead of `vocab`, an `AlbertTokenizer` or
-            `AlbertWordPieceTokenizer` layer (or one with the same API:
-            called on a batch of strings it returns ragged ids).
-        batch_size: int. Lines per tokenizer call.
-        num_threads: int. Parallel tokenizer calls in `tf.data`.
+        tokenizer: instead of `vocab`, a `SentencePieceEncoder`, or an
+            `AlbertTokenizer` or `AlbertWordPieceTokenizer` layer (or one
+            with the same API: called on a batch of strings it returns
+            ragged ids), run in `tf.data`.
+        batch_size: int. Lines per tokenizer call in `tf.data`.
+        num_threads: int. Threads encoding (`SentencePieceEncoder`) or
+            parallel tokenizer calls in `tf.data`.
 
     Example:
     >>> tokenizer = CorpusTokenizer()
@@ -48,29 +53,30 @@ class CorpusTokenizer:
         batch_size: int = 1024,
         num_threads: int = 1,
     ):
+        self.batch_size = int(batch_size)
+        self.num_threads = max(1, int(num_threads))
         if tokenizer is None:
-            tokenizer, pieces = self._load(vocab, lowercase)
+            tokenizer, pieces = self._load(vocab, lowercase, self.num_threads)
         else:
             pieces = self._pieces_of(tokenizer)
         self.tokenizer = tokenizer
         self.pieces = pieces
         self.is_sentencepiece = not hasattr(tokenizer, "vocabulary")
+        self.in_graph = not isinstance(tokenizer, SentencePieceEncoder)
         self.vocabulary_size = len(pieces)
         special = tokenizer.special_token_ids
         self.cls_id, self.sep_id = int(special["cls"]), int(special["sep"])
         self.mask_id = int(special["mask"])
         self.word_starts = NgramMasker.word_starts_of(pieces, self.is_sentencepiece)
-        self.batch_size = int(batch_size)
-        self.num_threads = max(1, int(num_threads))
-        # One eager call first: a tokenizer may build tables lazily, which
-        # only works outside the `tf.data` graph; and a broken one fails here.
-        self.tokenizer(["warm up"])
+        if self.in_graph:
+            # One eager call first: a tokenizer may build tables lazily, which
+            # only works outside the `tf.data` graph; a broken one fails here.
+            self.tokenizer(["warm up"])
         self._tokenize = None  # traced once, at the first `encode`
 
     @staticmethod
-    def _load(vocab, lowercase):
+    def _load(vocab, lowercase, num_threads):
         from albert_keras.sample_text import SPM_MODEL_PATH
-        from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
 
         vocab = vocab or SPM_MODEL_PATH
         if not os.path.isfile(vocab):
@@ -98,13 +104,21 @@ class CorpusTokenizer:
                     ) from None
                 processor = None  # a WordPiece vocabulary with another name
             if processor is not None:
-                pieces = [processor.id_to_piece(i) for i in range(len(processor))]
-                return AlbertTokenizer(vocab, lowercase=lowercase), pieces
+                encoder = SentencePieceEncoder(
+                    vocab, lowercase, num_threads=num_threads
+                )
+                return encoder, encoder.pieces
+        from albert_keras.tokenizers.albert_wordpiece_tokenizer import (
+            AlbertWordPieceTokenizer,
+        )
+
         tokenizer = AlbertWordPieceTokenizer(vocab, lowercase=lowercase)
         return tokenizer, list(tokenizer.vocabulary)
 
     @staticmethod
     def _pieces_of(tokenizer):
+        if isinstance(tokenizer, SentencePieceEncoder):
+            return list(tokenizer.pieces)
         if hasattr(tokenizer, "vocabulary"):
             return list(tokenizer.vocabulary)
         return [tokenizer.id_to_token(i) for i in range(tokenizer.vocabulary_size())]
@@ -117,10 +131,12 @@ class CorpusTokenizer:
 
         Returns: `(ids, lengths)`: int32 [total], int64 [len(lines)].
         """
-        import tensorflow as tf
-
         if not len(lines):
             return np.zeros(0, np.int32), np.zeros(0, np.int64)
+        if not self.in_graph:
+            return self.tokenizer.encode(lines)
+        import tensorflow as tf
+
         if self._tokenize is None:
             self._tokenize = tf.function(
                 self.tokenizer.__call__,

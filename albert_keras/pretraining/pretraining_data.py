@@ -2,11 +2,17 @@
 
 What the official `create_pretraining_data.py` does, seeded, batched and in
 parallel: documents (`read_documents`) are tokenized a batch of lines at a
-time (`CorpusTokenizer`, the package's in-graph tokenizers), cut into SOP
-(or NSP) segment pairs (`SegmentPairer`), masked with whole-word n-grams
-(`NgramMasker`) and serialized (`ExampleEncoder`) with the official features,
-`dupe_factor` times with fresh pairs and masks. The records parse with the
-official `run_pretraining.input_fn_builder` and its files parse with ours.
+time (`CorpusTokenizer`), cut into SOP (or NSP) segment pairs
+(`SegmentPairer`), masked with whole-word n-grams (`NgramMasker`),
+serialized (`ExampleEncoder`) with the official features and written
+(`TFRecordWriter`), `dupe_factor` times with fresh pairs and masks. The
+records parse with the official `run_pretraining.input_fn_builder` and its
+files parse with ours.
+
+With a SentencePiece vocabulary nothing here imports TensorFlow or Keras
+(loading them takes longer than the whole job on a corpus of a few
+megabytes); a WordPiece vocabulary, or a TensorFlow tokenizer layer passed
+in, tokenizes in `tf.data`.
 
 Every draw of input file `i` comes from `numpy.random.default_rng([seed, i])`,
 so the same inputs, seed and shard count give the same bytes with any number
@@ -32,6 +38,7 @@ from albert_keras.pretraining.example_encoder import ExampleEncoder
 from albert_keras.pretraining.ngram_masker import NgramMasker
 from albert_keras.pretraining.segment_pairer import SegmentPairer
 from albert_keras.pretraining.text_documents import read_documents
+from albert_keras.pretraining.tfrecord_writer import TFRecordWriter
 
 _BLOCK = 2048  # instances masked and encoded at a time
 
@@ -117,8 +124,6 @@ def _build_features(ids, spans, labels, masker, cls_id, sep_id, max_seq_length, 
 
 def _write_file_instances(job, progress=None) -> dict:
     """Pairs, masks and writes the instances of one tokenized input file."""
-    import tensorflow as tf
-
     index, ids, segment_lengths, document_starts, path, options = job
     rng = np.random.default_rng([options["seed"], index])
     word_starts = options["word_starts"]
@@ -142,7 +147,7 @@ def _write_file_instances(job, progress=None) -> dict:
     encoder = ExampleEncoder()
     stats = Counter()
     span_words = np.zeros(options["ngram"] + 1, np.int64)
-    with tf.io.TFRecordWriter(path) as writer:
+    with TFRecordWriter(path) as writer:
         for _ in range(options["dupe_factor"]):
             spans, labels, skipped = pairer.pairs(
                 ids, segment_lengths, document_starts, rng
@@ -161,8 +166,7 @@ def _write_file_instances(job, progress=None) -> dict:
                     options["max_seq_length"],
                     rng,
                 )
-                for record in encoder.encode(features):
-                    writer.write(record)
+                writer.write_batch(encoder.encode(features))
                 span_words += spans_n
                 stats["instances"] += len(chosen)
                 stats["tokens"] += int(lengths.sum())
@@ -265,8 +269,9 @@ def create_pretraining_data(
             ending in `.tfrecord`).
         vocab: SentencePiece `.model` or WordPiece `vocab.txt`; default the
             embedded `austen-8k.model`.
-        tokenizer: instead of `vocab`, an `AlbertTokenizer` or
-            `AlbertWordPieceTokenizer` layer, or a `CorpusTokenizer` (it
+        tokenizer: instead of `vocab`, a `SentencePieceEncoder`, an
+            `AlbertTokenizer` or `AlbertWordPieceTokenizer` layer (these
+            two in `tf.data`), or a `CorpusTokenizer` (it
             runs in this process; workers only pair, mask and write).
         lowercase: the official `do_lower_case` (True for the released
             English models).
@@ -359,7 +364,7 @@ def create_pretraining_data(
     if num_workers > 1 and len(paths) > 1:
         import multiprocessing
 
-        # Spawned, not forked: the parent runs TensorFlow threads.
+        # Spawned, not forked: the parent may run TensorFlow threads.
         pool = multiprocessing.get_context("spawn").Pool(num_workers)
     try:
         for index, (path, size) in enumerate(zip(paths, sizes, strict=True)):

@@ -1,8 +1,8 @@
 """`preprocess_text`: the official ALBERT text normalization, in Python.
 
-Kept for `albert_keras.tokenizers.vocabulary` (the vocabulary trainer feeds
-SentencePiece what `AlbertTokenizer` will feed it). Data creation tokenizes
-with `AlbertTokenizer` itself (`CorpusTokenizer`).
+Used by `albert_keras.tokenizers.vocabulary` (the vocabulary trainer feeds
+SentencePiece what `AlbertTokenizer` will feed it) and by
+`SentencePieceEncoder` (data creation without TensorFlow).
 """
 
 from __future__ import annotations

@@ -375,3 +375,71 @@ def test_bad_input(tokenizer, tmp_path):
     assert stats["skipped_segments"] >= 1 and stats["instances"] >= 1
     assert stats["empty_files"] == 1
     assert not [f for f in os.listdir(out) if ".tmp-" in f]  # no leftovers
+
+
+def test_tf_free_path_writes_what_the_tf_tokenizer_and_writer_wrote(
+    corpus, tokenizer, tmp_path
+):
+    # The previous path: the in-graph AlbertTokenizer in tf.data and
+    # tf.io.TFRecordWriter. The default now: sentencepiece in Python and the
+    # NumPy writer. Same seed, same bytes.
+    import tensorflow as tf
+
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tokenizers import AlbertTokenizer
+
+    assert not tokenizer.in_graph
+    in_graph = CorpusTokenizer(tokenizer=AlbertTokenizer(SPM_MODEL_PATH))
+    assert in_graph.in_graph
+    outputs = {}
+    for name, corpus_tokenizer in (("python", tokenizer), ("graph", in_graph)):
+        stats = create_pretraining_data(
+            [corpus],
+            str(tmp_path / f"{name}.tfrecord"),
+            tokenizer=corpus_tokenizer,
+            max_seq_length=128,
+            dupe_factor=2,
+            seed=11,
+            verbose=False,
+        )
+        outputs[name] = open(stats["files"][0], "rb").read()
+    assert outputs["python"] == outputs["graph"]
+    records = [
+        r.numpy() for r in tf.data.TFRecordDataset(str(tmp_path / "graph.tfrecord"))
+    ]
+    assert len(records) == stats["instances"] > 300
+    with tf.io.TFRecordWriter(str(tmp_path / "tf.tfrecord")) as writer:
+        for record in records:
+            writer.write(record)
+    assert (tmp_path / "tf.tfrecord").read_bytes() == outputs["python"]
+
+
+def test_sentencepiece_path_imports_no_tensorflow(corpus, tokenizer, tmp_path):
+    # `albert-keras create-data` in a fresh process: neither TensorFlow nor
+    # Keras is imported, and the bytes are those written in this process.
+    script = (
+        "import sys\n"
+        "from albert_keras.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('LOADED', [m for m in ('tensorflow', 'keras', 'tensorflow_text')"
+        " if m in sys.modules])\n"
+        "sys.exit(code)\n"
+    )
+    out = tmp_path / "cli.tfrecord"
+    args = ["create-data", "--input", corpus, "--output", str(out)]
+    args += ["--max-seq-length", "64", "--seed", "5", "--quiet"]
+    result = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "LOADED []" in result.stdout, result.stdout
+    stats = create_pretraining_data(
+        [corpus],
+        str(tmp_path / "here.tfrecord"),
+        tokenizer=tokenizer,
+        max_seq_length=64,
+        seed=5,
+        verbose=False,
+    )
+    assert out.read_bytes() == open(stats["files"][0], "rb").read()
+    assert f"{stats['instances']} instances" in result.stdout
