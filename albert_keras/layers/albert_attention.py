@@ -25,6 +25,11 @@ class AlbertAttention(keras.layers.Layer):
     Call arguments:
         inputs: float tensor [batch, length, H].
         padding_mask: tensor [batch, length], 1 for real tokens, 0 for padding.
+        query_positions: optional int tensor [batch, P]: compute the output only
+            at these positions (queries there, keys and values everywhere);
+            the output is then [batch, P, H], equal to those rows of the full
+            output. Pretraining uses it in the last block, whose other rows no
+            head reads.
 
     Example:
     >>> layer = AlbertAttention(64, 4)
@@ -89,10 +94,15 @@ class AlbertAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, length, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, inputs, padding_mask=None, training=None):
+    def call(self, inputs, padding_mask=None, training=None, query_positions=None):
         shape = ops.shape(inputs)
         batch, length = shape[0], shape[1]
-        q = self._split_heads(self.query(inputs), batch, length)
+        queries = inputs
+        if query_positions is not None:
+            positions = ops.cast(query_positions, "int32")[:, :, None]
+            queries = ops.take_along_axis(inputs, positions, axis=1)
+        query_length = ops.shape(queries)[1]
+        q = self._split_heads(self.query(queries), batch, query_length)
         k = self._split_heads(self.key(inputs), batch, length)
         v = self._split_heads(self.value(inputs), batch, length)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
@@ -108,10 +118,10 @@ class AlbertAttention(keras.layers.Layer):
         probs = self.attention_dropout_layer(probs, training=training)
         context = ops.matmul(probs, v)
         context = ops.transpose(context, (0, 2, 1, 3))
-        context = ops.reshape(context, (batch, length, self.hidden_size))
+        context = ops.reshape(context, (batch, query_length, self.hidden_size))
         output = self.output_dense(context)
         output = self.output_dropout(output, training=training)
-        return self.layer_norm(output + inputs)
+        return self.layer_norm(output + queries)
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape

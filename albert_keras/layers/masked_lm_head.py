@@ -22,7 +22,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     Call arguments:
         inputs: float tensor [batch, length, H].
-        mask_positions: int tensor [batch, num_predictions].
+        mask_positions: int tensor [batch, num_predictions], or None when
+            `inputs` already holds only the rows to predict.
 
     Returns: logits [batch, num_predictions, V].
 
@@ -65,17 +66,20 @@ class MaskedLMHead(keras.layers.Layer):
         )
         self.built = True
 
-    def call(self, inputs, mask_positions):
-        positions = ops.cast(mask_positions, "int32")
-        x = ops.take_along_axis(inputs, positions[:, :, None], axis=1)
+    def call(self, inputs, mask_positions=None):
+        x = inputs
+        if mask_positions is not None:
+            positions = ops.cast(mask_positions, "int32")
+            x = ops.take_along_axis(inputs, positions[:, :, None], axis=1)
         x = self.activation_fn(self.dense(x))
         x = self.layer_norm(x)
         table = ops.cast(self.embedding_layer.word_embeddings, x.dtype)
         logits = ops.matmul(x, ops.transpose(table))
         return logits + ops.cast(self.output_bias, x.dtype)
 
-    def compute_output_shape(self, inputs_shape, mask_positions_shape):
-        return tuple(mask_positions_shape) + (self.vocabulary_size,)
+    def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
+        rows = mask_positions_shape or inputs_shape[:-1]
+        return tuple(rows) + (self.vocabulary_size,)
 
     def get_config(self):
         # The embedding layer is not serialized here: the task model that owns

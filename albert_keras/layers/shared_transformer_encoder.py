@@ -37,6 +37,11 @@ class SharedTransformerEncoder(keras.layers.Layer):
         return_all_layers: bool. Return the list of every block's output
             (L * inner_group_num tensors, the official `all_encoder_layers`)
             instead of the last one.
+        output_positions: optional int tensor [batch, P]: the final block
+            computes its output only at these positions (its keys and values
+            still see every position), so the result is [batch, P, H], equal
+            to those rows of the full output, for less work. Pretraining
+            passes `[CLS]` and the masked positions: no head reads the rest.
 
     Example:
     >>> encoder = SharedTransformerEncoder(4, 2, 1, 64, 4, 256)
@@ -174,13 +179,29 @@ class SharedTransformerEncoder(keras.layers.Layer):
             block.build(input_shape)
         self.built = True
 
-    def call(self, inputs, padding_mask=None, training=None, return_all_layers=False):
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        training=None,
+        return_all_layers=False,
+        output_positions=None,
+    ):
         x = inputs
         outputs = []
+        last = (self.num_layers - 1, self.inner_group_num - 1)
         for layer_index in range(self.num_layers):
             for inner in range(self.inner_group_num):
                 block = self.block(layer_index, inner)
-                x = block(x, padding_mask=padding_mask, training=training)
+                # Only the final block can skip rows: every earlier output row
+                # feeds the next block's keys and values.
+                positions = output_positions if (layer_index, inner) == last else None
+                x = block(
+                    x,
+                    padding_mask=padding_mask,
+                    training=training,
+                    query_positions=positions,
+                )
                 outputs.append(x)
         return outputs if return_all_layers else x
 

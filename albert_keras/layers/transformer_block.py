@@ -81,8 +81,14 @@ class TransformerBlock(keras.layers.Layer):
             self.feed_forward.build(input_shape)
         self.built = True
 
-    def call(self, inputs, padding_mask=None, training=None):
-        x = self.attention(inputs, padding_mask=padding_mask, training=training)
+    def call(self, inputs, padding_mask=None, training=None, query_positions=None):
+        # `query_positions`: see `AlbertAttention`; the FFN is per position.
+        x = self.attention(
+            inputs,
+            padding_mask=padding_mask,
+            training=training,
+            query_positions=query_positions,
+        )
         return self.feed_forward(x, training=training)
 
     def compute_output_shape(self, input_shape, *args, **kwargs):

@@ -141,6 +141,45 @@ class AlbertBackbone(keras.Model):
             path, model="backbone", config=config, dtype=dtype
         )
 
+    def outputs_at(self, inputs, positions, training=None):
+        """The backbone outputs, the sequence output only at `positions`.
+
+        Equal to `sequence_output` gathered at `positions` (and the same
+        `pooled_output`), but the final block runs its queries and FFN only
+        on those rows and on `[CLS]`: with 20 predictions in 128 tokens this
+        skips most of the last layer. `AlbertPretrainer` trains through it.
+
+        Args:
+            inputs: dict with `token_ids`, `segment_ids`, `padding_mask`.
+            positions: int tensor [batch, P].
+            training: bool, for dropout.
+
+        Returns: dict with `sequence_output` [batch, P, H] and
+        `pooled_output` [batch, H].
+
+        Example:
+        >>> backbone = AlbertBackbone("albert_tiny")
+        >>> ids = keras.ops.ones((2, 8), "int32")
+        >>> inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": ids}
+        >>> out = backbone.outputs_at(inputs, keras.ops.zeros((2, 3), "int32"))
+        >>> tuple(out["sequence_output"].shape)
+        (2, 3, 64)
+        """
+        positions = ops.cast(positions, "int32")
+        cls_row = ops.zeros_like(positions[:, :1])
+        x = self.embeddings(
+            ops.convert_to_tensor(inputs["token_ids"]),
+            ops.convert_to_tensor(inputs["segment_ids"]),
+            training=training,
+        )
+        x = self.encoder(
+            x,
+            padding_mask=ops.convert_to_tensor(inputs["padding_mask"]),
+            training=training,
+            output_positions=ops.concatenate([cls_row, positions], axis=1),
+        )
+        return {"sequence_output": x[:, 1:], "pooled_output": self.pooler(x[:, 0])}
+
     def layer_outputs(self, inputs, training=False):
         """Every intermediate output, eagerly, for inspection and tests.
 

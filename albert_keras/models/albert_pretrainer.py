@@ -7,6 +7,7 @@ from keras import ops
 
 from albert_keras.layers.masked_lm_head import MaskedLMHead
 from albert_keras.layers.sentence_order_head import SentenceOrderHead
+from albert_keras.models.input_selection import select_inputs
 from albert_keras.models.task_model import TaskModel
 
 
@@ -71,6 +72,23 @@ class AlbertPretrainer(TaskModel):
         self.sop_loss_tracker = keras.metrics.Mean(name="sop_loss")
         self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
         self.sop_accuracy = keras.metrics.SparseCategoricalAccuracy(name="sop_accuracy")
+
+    def call(self, inputs, training=None, mask=None):
+        # The same outputs as the functional graph built above, with the last
+        # block computed only at [CLS] and the masked positions (no head reads
+        # the other rows): about a fifth less work per step for the small
+        # config at 128 tokens. The graph stays as built, so saving, summary
+        # and the converter see the usual layers.
+        inputs = select_inputs(self, inputs)
+        features = self.backbone.outputs_at(
+            inputs, inputs["mask_positions"], training=training
+        )
+        mlm_logits = self.mlm_head(features["sequence_output"], training=training)
+        sop_logits = self.sop_head(features["pooled_output"], training=training)
+        return {
+            "mlm_logits": ops.cast(mlm_logits, "float32"),
+            "sop_logits": ops.cast(sop_logits, "float32"),
+        }
 
     @staticmethod
     def features_to_xy(features):

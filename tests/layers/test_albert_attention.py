@@ -16,6 +16,21 @@ def test_matches_numpy_reference_with_padding():
     assert max_abs_diff(out, attention(layer, f64(x), mask)) < 1e-5
 
 
+def test_query_positions_give_those_rows_of_the_reference():
+    layer = AlbertAttention(32, 4)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 9, 32)).astype("float32")
+    mask = random_inputs(batch=3, length=9)["padding_mask"]
+    layer(x, padding_mask=mask)
+    randomize(layer, seed=3)
+    positions = np.array([[0, 4, 4, 8], [0, 1, 2, 3], [0, 7, 6, 0]], "int32")
+    out = np.asarray(layer(x, padding_mask=mask, query_positions=positions))
+    assert out.shape == (3, 4, 32)
+    full = attention(layer, f64(x), mask)
+    expected = np.take_along_axis(full, positions[:, :, None], axis=1)
+    assert max_abs_diff(out, expected) < 1e-5
+
+
 def test_padded_keys_do_not_change_real_positions():
     layer = AlbertAttention(16, 2)
     rng = np.random.default_rng(2)

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from albert_test_case import max_abs_diff, micro_config, random_inputs, run_model_test
 from numpy_ops import randomize
@@ -83,3 +84,43 @@ def test_save_load_and_heads():
         16 * 8 + 8 + 2 * 8 + 60 + 2 * 16 + 2
     )
     assert max_abs_diff(model(x)["sop_logits"], out["sop_logits"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"inner_group_num": 2}, {"sharing": "none", "num_hidden_layers": 3}],
+    ids=["all-shared", "inner-groups", "not-shared"],
+)
+def test_last_block_at_masked_rows_equals_the_full_backbone(changes):
+    """The pretrainer computes its last block only at [CLS] and the masked rows;
+    its logits and gradients equal the heads on the full backbone output."""
+    model = AlbertPretrainer(AlbertBackbone(micro_config(vocab_size=60, **changes)))
+    randomize(model, seed=4, scale=0.3)
+    x, y = AlbertPretrainer.features_to_xy(official_features(length=12))
+    full = model.backbone({k: x[k] for k in model.backbone.input})
+    expected = {
+        "mlm_logits": model.mlm_head(full["sequence_output"], x["mask_positions"]),
+        "sop_logits": model.sop_head(full["pooled_output"]),
+    }
+    out = model(x)
+    for key in expected:
+        assert max_abs_diff(out[key], expected[key]) < 1e-5
+
+    def gradients(outputs_of):
+        with tf.GradientTape() as tape:
+            pred = outputs_of()
+            loss = sum(model._official_losses(y, pred))
+        return tape.gradient(loss, model.trainable_variables)
+
+    def full_outputs():
+        seq = model.backbone({k: x[k] for k in model.backbone.input})
+        return {
+            "mlm_logits": model.mlm_head(seq["sequence_output"], x["mask_positions"]),
+            "sop_logits": model.sop_head(seq["pooled_output"]),
+        }
+
+    fast, reference = gradients(lambda: model(x)), gradients(full_outputs)
+    for variable, a, b in zip(model.trainable_variables, fast, reference, strict=True):
+        assert a is not None and b is not None, variable.path
+        a, b = tf.convert_to_tensor(a), tf.convert_to_tensor(b)
+        assert max_abs_diff(a, b) < 1e-5, variable.path
