@@ -89,6 +89,13 @@ def parse_args(argv=None):
     )
     parser.add_argument("--eval-batch", type=int, default=128)
     parser.add_argument("--tasks", default="sop,nsp", help="models to train")
+    parser.add_argument(
+        "--split-sentences",
+        action="store_true",
+        help="segments are sentences (split in each paragraph) instead of the "
+        "corpus lines (paragraphs), which the official script and `albert-keras "
+        "create-data` use by default",
+    )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument(
@@ -175,6 +182,7 @@ def prepare(args):
     name = (
         f"data-{args.seq_length}-{args.predictions}-dupe{args.dupe_factor}"
         f"-every{args.held_out_every}-docs{args.max_documents or 'all'}-s{args.seed}"
+        + ("-sentences" if args.split_sentences else "")
     )
     folder = os.path.join(args.work_dir, name)
     done = os.path.join(folder, "data.json")
@@ -193,7 +201,7 @@ def prepare(args):
         vocab=SPM_MODEL_PATH,
         max_seq_length=args.seq_length,
         max_predictions_per_seq=args.predictions,
-        split_sentences=True,
+        split_sentences=args.split_sentences,
     )
     for task in TASKS:
         nsp = task == "nsp"
@@ -322,41 +330,6 @@ def _timing_callback(minutes):
     return StepTimer()
 
 
-def pretrainer_class():
-    """`AlbertPretrainer`, or where its steps take only TensorFlow's `(data)`, a
-    subclass that hands other backends' `(state, data)` steps to `TaskModel`.
-
-    Its `train_step(self, data)` / `test_step(self, data)` (they add the
-    all-replica mask count, a no-op off TensorFlow) shadow JAX's stateless
-    steps; the package's own fix is pending, this keeps the benchmark running.
-    """
-    import inspect
-
-    import keras
-
-    from albert_keras import AlbertPretrainer
-    from albert_keras.models.task_model import TaskModel
-
-    kinds = {
-        p.kind
-        for p in inspect.signature(AlbertPretrainer.train_step).parameters.values()
-    }
-    if (
-        keras.backend.backend() == "tensorflow"
-        or inspect.Parameter.VAR_POSITIONAL in kinds
-    ):
-        return AlbertPretrainer
-
-    class StatelessStepsPretrainer(AlbertPretrainer):
-        def train_step(self, *args):
-            return TaskModel.train_step(self, *args)
-
-        def test_step(self, *args):
-            return TaskModel.test_step(self, *args)
-
-    return StatelessStepsPretrainer
-
-
 def _xy(features):
     import keras
 
@@ -371,11 +344,11 @@ def train_on_arrays(args, features, task):
     import keras
     import numpy as np
 
-    from albert_keras import AlbertBackbone
+    from albert_keras import AlbertBackbone, AlbertPretrainer
     from albert_keras.training.optimizers import create_optimizer
 
     keras.utils.set_random_seed(args.seed)
-    model = pretrainer_class()(AlbertBackbone(model_config(args)))
+    model = AlbertPretrainer(AlbertBackbone(model_config(args)))
     model.compile(
         optimizer=create_optimizer(
             "lamb", args.learning_rate, args.steps, _warmup(args)
@@ -508,7 +481,7 @@ def main(argv=None):
     import keras
     import numpy as np
 
-    from albert_keras import AlbertBackbone
+    from albert_keras import AlbertBackbone, AlbertPretrainer
 
     backend = keras.backend.backend()
     device = _device_name(backend)
@@ -528,6 +501,7 @@ def main(argv=None):
                 "warmup_fraction",
                 "dupe_factor",
                 "held_out_every",
+                "split_sentences",
                 "max_documents",
                 "eval_instances",
                 "seed",
@@ -538,7 +512,7 @@ def main(argv=None):
         "table5": {},
     }
     keras.utils.set_random_seed(args.seed)
-    untrained = pretrainer_class()(AlbertBackbone(model_config(args)))
+    untrained = AlbertPretrainer(AlbertBackbone(model_config(args)))
     untrained.compile(jit_compile=not args.no_jit)
     rows = {"untrained": untrained}
     # Label shares differ from 0.5 (NSP pairs a lone segment with another
