@@ -96,6 +96,14 @@ def parse_args(argv=None):
         "corpus lines (paragraphs), which the official script and `albert-keras "
         "create-data` use by default",
     )
+    parser.add_argument(
+        "--pretrained",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="also evaluate this pretrainer.keras (e.g. of an earlier run or of "
+        "`albert-keras pretrain`); with --tasks none, train nothing",
+    )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument(
@@ -120,9 +128,12 @@ def parse_args(argv=None):
         args.seq_length, args.predictions = 64, 10
         args.steps, args.batch = 30, 16
         args.eval_instances, args.dupe_factor = 256, 1
-    args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    if not set(args.tasks) <= set(TASKS) or not args.tasks:
+    args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip() != "none"]
+    if not set(args.tasks) <= set(TASKS) or not (args.tasks or args.pretrained):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
+    if any("=" not in p for p in args.pretrained):
+        parser.error(f"--pretrained takes NAME=PATH. Received: {args.pretrained}")
+    args.pretrained = [tuple(p.split("=", 1)) for p in args.pretrained]
     return args
 
 
@@ -419,11 +430,25 @@ def _warmup(args):
 
 
 def evaluate(model, features, batch):
+    """MLM and sentence-head accuracy, and the head's balanced accuracy.
+
+    Balanced accuracy (the mean of the two classes' recalls; 0.5 for any
+    constant guess) is what compares across evaluation sets with different
+    label shares: NSP data made from paragraph lines is mostly label 1 (a lone
+    segment is paired with another document, as in the official code).
+    """
+    import numpy as np
+
     x, y = _xy(features)
     result = model.evaluate(x, y, batch_size=batch, verbose=0, return_dict=True)
+    logits = model.predict(x, batch_size=batch, verbose=0)["sop_logits"]
+    predicted = np.argmax(logits, axis=-1)
+    labels = np.asarray(y["sop_labels"]).reshape(-1)
+    recalls = [np.mean(predicted[labels == c] == c) for c in (0, 1) if any(labels == c)]
     return {
         "mlm_accuracy": result["mlm_accuracy"],
         "sop_accuracy": result["sop_accuracy"],
+        "balanced_accuracy": float(np.mean(recalls)),
     }
 
 
@@ -434,10 +459,17 @@ def report(results):
     table5 = results["table5"]
     print("\nHeld-out documents, Table 5 at small scale: accuracy of the sentence")
     print("head on each evaluation set, MLM on the SOP set (majority class: the")
-    print("larger label share, and the unigram baseline for MLM):")
-    print(f"{'trained on':<22}{'MLM':>8}{'NSP eval':>10}{'SOP eval':>10}")
+    print("larger label share, and the unigram baseline for MLM), and the balanced")
+    print("accuracy (mean recall of the two classes; 0.5 for any constant guess):")
+    print(
+        f"{'trained on':<22}{'MLM':>8}{'NSP eval':>10}{'SOP eval':>10}"
+        f"{'NSP bal.':>10}{'SOP bal.':>10}"
+    )
     for name, row in table5.items():
-        print(f"{name:<22}{row['mlm']:>8.3f}{row['nsp']:>10.3f}{row['sop']:>10.3f}")
+        print(
+            f"{name:<22}{row['mlm']:>8.3f}{row['nsp']:>10.3f}{row['sop']:>10.3f}"
+            f"{row['nsp_balanced']:>10.3f}{row['sop_balanced']:>10.3f}"
+        )
     paper = PAPER_TABLE5
     print(
         f"{'paper NSP (base)':<22}{0.545:>8.3f}{paper['nsp']['nsp']:>10.3f}"
@@ -525,6 +557,8 @@ def main(argv=None):
         "mlm": info["sop"]["unigram_accuracy"],
         "nsp": majority["nsp"],
         "sop": majority["sop"],
+        "nsp_balanced": 0.5,
+        "sop_balanced": 0.5,
     }
     for task in args.tasks:
         print(
@@ -542,13 +576,21 @@ def main(argv=None):
             "tokens_per_s": timer.seq_per_s(args.batch) * args.seq_length,
         }
         rows[task] = model
+    for name, path in args.pretrained:
+        rows[name] = keras.saving.load_model(path)
     for name, model in rows.items():
         on = {t: evaluate(model, arrays[t]["eval"], args.eval_batch) for t in TASKS}
-        key = name if name == "untrained" else f"{name.upper()} ({name})"
+        key = (
+            name
+            if name in ("untrained", *dict(args.pretrained))
+            else (f"{name.upper()} ({name})")
+        )
         results["table5"][key] = {
             "mlm": on["sop"]["mlm_accuracy"],
             "nsp": on["nsp"]["sop_accuracy"],
             "sop": on["sop"]["sop_accuracy"],
+            "nsp_balanced": on["nsp"]["balanced_accuracy"],
+            "sop_balanced": on["sop"]["balanced_accuracy"],
         }
     results["summary"] = summarize(results, info)
     report(results)
@@ -566,13 +608,15 @@ def summarize(results, info):
     sop_key = next((k for k in table if k.startswith("SOP")), None)
     nsp_key = next((k for k in table if k.startswith("NSP")), None)
     if sop_key:
-        row, run = table[sop_key], training["sop"]
+        row = table[sop_key]
         sop_ok = "met" if row["sop"] > 0.75 else "NOT met"
         lines.append(
             f"SOP-trained, held-out SOP accuracy {row['sop']:.3f} (target > 0.75: "
             f"{sop_ok}); MLM accuracy {row['mlm']:.3f} vs unigram baseline "
             f"{unigram:.3f} ({row['mlm'] / unigram:.2f}x)"
         )
+    if "sop" in training:
+        run = training["sop"]
         lines.append(
             f"training: {run['steps']} steps x {results['settings']['batch']} x "
             f"{results['settings']['seq_length']} in {run['seconds']:.0f} s, "
@@ -588,6 +632,12 @@ def summarize(results, info):
             f"on SOP {nsp['sop'] - chance['sop']:+.3f}, SOP-trained on SOP "
             f"{sop['sop'] - chance['sop']:+.3f} and on NSP "
             f"{sop['nsp'] - chance['nsp']:+.3f}"
+        )
+        lines.append(
+            f"balanced accuracy (chance 0.5): NSP-trained on SOP "
+            f"{nsp['sop_balanced']:.3f}, on NSP {nsp['nsp_balanced']:.3f}; "
+            f"SOP-trained on SOP {sop['sop_balanced']:.3f}, on NSP "
+            f"{sop['nsp_balanced']:.3f}"
         )
     return lines
 

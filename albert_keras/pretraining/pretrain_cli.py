@@ -214,8 +214,13 @@ def run_pretrain(args):
     vocab = args.vocab or SPM_MODEL_PATH
     name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
     shutil.copy(vocab, os.path.join(output_dir, name))
-    model.backbone.export(
-        os.path.join(output_dir, "backbone_savedmodel"), verbose=False
+    # The backbone with its tokenizer: `serve(texts)` / `serve_pairs(a, b)` on
+    # tf.string give `sequence_output` and `pooled_output`.
+    from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+
+    tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
+    with_tokenizer(model.backbone, tokenizer, args.max_seq_length).export(
+        os.path.join(output_dir, "savedmodel"), verbose=False
     )
     if eval_dataset is not None:
         baseline = unigram_accuracy(eval_dataset, args.eval_steps)
@@ -229,7 +234,7 @@ def run_pretrain(args):
         )
     keras.backend.clear_session()
     print(
-        f"Wrote {output_dir}/pretrainer.keras, {name}, backbone_savedmodel/, "
+        f"Wrote {output_dir}/pretrainer.keras, {name}, savedmodel/ (text in), "
         "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
     )
     return 0

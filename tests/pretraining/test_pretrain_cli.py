@@ -3,9 +3,14 @@
 import json
 import os
 
+import keras
+import numpy as np
 import pytest
+import tensorflow as tf
 
+from albert_keras import AlbertPretrainer  # noqa: F401 (registers the class)
 from albert_keras.cli import main
+from albert_keras.tokenizers import AlbertPacker, AlbertTokenizer
 
 
 @pytest.mark.slow
@@ -26,7 +31,16 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     for name in ("pretrainer.keras", "curves.png", "history.csv", "metrics.json"):
         assert os.path.exists(os.path.join(out, name)), name
     assert os.path.isdir(os.path.join(out, "logs"))
-    assert os.path.isfile(os.path.join(out, "backbone_savedmodel", "saved_model.pb"))
+    # The exported backbone takes raw text and gives what the backbone gives
+    # on the official packing of that text.
+    served = tf.saved_model.load(os.path.join(out, "savedmodel"))
+    texts = ["Emma Woodhouse, handsome, clever, and rich.", ""]
+    pooled = served.serve(tf.constant(texts))["pooled_output"].numpy()
+    model = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
+    tokenizer = AlbertTokenizer(os.path.join(out, "vocab.model"))
+    packed = AlbertPacker.for_tokenizer(tokenizer, 64)(tokenizer(tf.constant(texts)))
+    expected = model.backbone(packed)["pooled_output"]
+    assert np.max(np.abs(pooled - np.asarray(expected))) < 1e-5
     metrics = json.load(open(os.path.join(out, "metrics.json")))
     assert metrics["global_step"] == 6
     assert 0.0 <= metrics["eval_sop_accuracy"] <= 1.0
