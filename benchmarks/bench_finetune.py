@@ -389,7 +389,8 @@ def main():
         rows = from_prepared(args)
         args.skip_speed = True
     else:
-        if args.pretrained is None:
+        english = [t for t in args.tasks if not t.startswith("zh_")]
+        if args.pretrained is None and english:
             args.pretrained = _pretrain_default(os.path.join(args.output, "pretrain"))
         rows = quality(args)
     result = {
