@@ -102,6 +102,15 @@ def split_embedded_corpus(folder, every=10):
     return paths
 
 
+def _check_vocabulary_size(config, vocab, vocabulary_size):
+    if config.vocab_size != vocabulary_size:
+        raise ValueError(
+            f"The model has vocab_size={config.vocab_size} but the vocabulary "
+            f"{vocab!r} has {vocabulary_size} tokens: pass the --vocab the config "
+            "(or checkpoint) was made for."
+        )
+
+
 def run_pretrain(args):
     import keras
 
@@ -122,9 +131,16 @@ def run_pretrain(args):
         if args.config
         else AlbertConfig.from_preset(args.preset)
     )
-    if not args.config and not args.vocab and args.preset == "albert_small":
-        # The embedded vocabulary has 8000 pieces.
-        config = config.replace(vocab_size=8000)
+    from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+
+    vocab = args.vocab or SPM_MODEL_PATH
+    tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
+    vocabulary_size = int(tokenizer.vocabulary_size())
+    if args.config:
+        _check_vocabulary_size(config, vocab, vocabulary_size)
+    elif not args.init_checkpoint:
+        # A preset takes the size of the vocabulary it is trained with.
+        config = config.replace(vocab_size=vocabulary_size)
     config = config.replace(max_position_embeddings=max(args.max_seq_length, 128))
     records, eval_records = args.records, args.eval_records
     if records is None:
@@ -180,6 +196,7 @@ def run_pretrain(args):
         init_model = load_official_checkpoint(args.init_checkpoint, model="pretrainer")
         if not args.init_from_group0:
             config = init_model.backbone.config
+        _check_vocabulary_size(config, vocab, vocabulary_size)
     print(
         f"Pretraining {args.preset if not args.config else args.config}: "
         f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
@@ -211,14 +228,10 @@ def run_pretrain(args):
     model = metrics.pop("model")
     # The vocabulary beside the model: `albert-keras finetune --init
     # <output_dir>/pretrainer.keras` finds it there.
-    vocab = args.vocab or SPM_MODEL_PATH
     name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
     shutil.copy(vocab, os.path.join(output_dir, name))
     # The backbone with its tokenizer: `serve(texts)` / `serve_pairs(a, b)` on
     # tf.string give `sequence_output` and `pooled_output`.
-    from albert_keras.tokenizers import load_tokenizer, with_tokenizer
-
-    tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
     with_tokenizer(model.backbone, tokenizer, args.max_seq_length).export(
         os.path.join(output_dir, "savedmodel"), verbose=False
     )

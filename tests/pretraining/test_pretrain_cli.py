@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_keras import AlbertPretrainer  # noqa: F401 (registers the class)
+from albert_keras import (
+    AlbertConfig,
+    AlbertPretrainer,  # noqa: F401 (registers the class)
+)
 from albert_keras.cli import main
-from albert_keras.tokenizers import AlbertPacker, AlbertTokenizer
+from albert_keras.tokenizers import (
+    AlbertPacker,
+    AlbertTokenizer,
+    build_wordpiece_vocabulary,
+)
 
 
 @pytest.mark.slow
@@ -65,3 +72,33 @@ def test_bad_arguments_are_clear(tmp_path, capsys):
         == 2
     )
     assert "No input file matches" in capsys.readouterr().err
+
+
+def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
+    config = tmp_path / "albert_config.json"
+    AlbertConfig.from_preset("albert_tiny", vocab_size=30000).to_json_file(str(config))
+    args = ["pretrain", "--config", str(config), "--output-dir", str(tmp_path / "r")]
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert "vocab_size=30000" in error and "8000 tokens" in error
+
+
+def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path):
+    """Chinese text with a WordPiece vocab.txt: the model gets its size, so the
+    pretrainer.keras fine-tunes with the vocab.txt written beside it."""
+    from albert_test_case import shared_data_dir
+
+    source = os.path.join(shared_data_dir(), "pretrain", "zh_sanguo.txt")
+    with open(source, encoding="utf-8") as f:
+        text = "".join(f.readline() for _ in range(60))
+    corpus = tmp_path / "zh.txt"
+    corpus.write_text(text, encoding="utf-8")
+    vocab = build_wordpiece_vocabulary([str(corpus)], str(tmp_path / "zh_vocab.txt"))
+    size = len(open(vocab, encoding="utf-8").read().splitlines())
+    out = str(tmp_path / "run")
+    args = ["pretrain", "--input", str(corpus), "--vocab", vocab, "--output-dir", out]
+    args += ["--preset", "albert_tiny", "--steps", "2", "--max-seq-length", "32"]
+    assert main(args + ["--max-predictions-per-seq", "4", "--batch-size", "4"]) == 0
+    model = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
+    assert model.backbone.config.vocab_size == size < 30000
+    assert os.path.isfile(os.path.join(out, "vocab.txt"))
