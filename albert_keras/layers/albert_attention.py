@@ -29,7 +29,8 @@ class AlbertAttention(keras.layers.Layer):
             at these positions (queries there, keys and values everywhere);
             the output is then [batch, P, H], equal to those rows of the full
             output. Pretraining uses it in the last block, whose other rows no
-            head reads.
+            head reads. For calls on tensors; a symbolic (functional) call
+            with it still reports the full-length output shape.
 
     Example:
     >>> layer = AlbertAttention(64, 4)
