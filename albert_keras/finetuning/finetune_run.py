@@ -26,6 +26,7 @@ from albert_keras.finetuning.dev_evaluation import (
 )
 from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.task_reader import TASKS, read_squad_file, read_task_file
+from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
 
 # The dev metric each task selects its best epoch by.
 MONITOR = {
@@ -98,12 +99,11 @@ def load_backbone(init, vocabulary_size, max_position=None):
             f"--init {init!r} is neither a preset ({', '.join(sorted(PRESETS))}), a "
             ".keras file nor an official checkpoint folder or prefix."
         )
-    if backbone.config.vocab_size != vocabulary_size:
-        raise ValueError(
-            f"The model has vocab_size={backbone.config.vocab_size} but the "
-            f"vocabulary has {vocabulary_size} tokens: pass the --vocab the model "
-            "was pretrained with."
-        )
+    check_vocabulary_size(
+        backbone.config.vocab_size,
+        vocabulary_size,
+        "pass the --vocab the model was pretrained with.",
+    )
     return backbone
 
 

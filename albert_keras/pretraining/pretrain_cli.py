@@ -103,12 +103,14 @@ def split_embedded_corpus(folder, every=10):
 
 
 def _check_vocabulary_size(config, vocab, vocabulary_size):
-    if config.vocab_size != vocabulary_size:
-        raise ValueError(
-            f"The model has vocab_size={config.vocab_size} but the vocabulary "
-            f"{vocab!r} has {vocabulary_size} tokens: pass the --vocab the config "
-            "(or checkpoint) was made for."
-        )
+    from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
+
+    check_vocabulary_size(
+        config.vocab_size,
+        vocabulary_size,
+        "pass the --vocab the config (or checkpoint) was made for.",
+        vocabulary=vocab,
+    )
 
 
 def run_pretrain(args):

@@ -174,6 +174,26 @@ def read_wordpiece_vocabulary(vocabulary) -> list[str]:
     return tokens
 
 
+def check_vocabulary_size(model_size, vocabulary_size, fix, vocabulary=None):
+    """Raises `ValueError` when a model's `vocab_size` is not its vocabulary's size.
+
+    Args:
+        model_size: int. The model config's `vocab_size`.
+        vocabulary_size: int. Tokens in the vocabulary file.
+        fix: str. What to do about it, the end of the message.
+        vocabulary: optional path, named in the message.
+
+    Example:
+    >>> check_vocabulary_size(8000, 8000, "pass the right --vocab.")
+    """
+    if model_size != vocabulary_size:
+        name = f" {vocabulary!r}" if vocabulary else ""
+        raise ValueError(
+            f"The model has vocab_size={model_size} but the vocabulary{name} has "
+            f"{vocabulary_size} tokens: {fix}"
+        )
+
+
 def load_tokenizer(vocabulary: str, lowercase: bool = True, **kwargs):
     """The right tokenizer for a vocabulary file, by its content.
 
