@@ -307,3 +307,52 @@ def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):
     assert result["resumed_after_epoch"] == done
     # The epochs before the kill and after it: 4 in all, none repeated.
     assert len(result["epochs"]["loss"]) == 4
+
+
+@pytest.mark.parametrize("head", ["simple", "v2"])
+def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
+    """Windows, start/end labels, the answer class and the n-best decoding agree.
+
+    A tiny model fitted on 16 real questions (4 unanswerable) and scored on the
+    same questions must answer them: if labels pointed at the wrong tokens, or
+    decoding mapped tokens back to the wrong words, F1 would stay near the
+    always-no-answer baseline (25) however low the loss went.
+    """
+    with open(_task("disfl_qa", "train.json")) as f:
+        data = json.load(f)
+    paragraphs = data["data"][0]["paragraphs"][:3]
+    questions = [q for p in paragraphs for q in p["qas"]]
+    assert (len(questions), sum(q["is_impossible"] for q in questions)) == (16, 4)
+    dev = str(tmp_path / "dev.json")
+    with open(dev, "w") as f:
+        json.dump({"version": "v2.0", "data": [{"paragraphs": paragraphs}]}, f)
+    # Training sees each question 16 times an epoch (ids made unique), so that
+    # a few epochs are enough steps and the dev scoring runs only a few times.
+    copies = [
+        dict(p, qas=[dict(q, id=f"{q['id']}-{k}") for q in p["qas"]])
+        for k in range(16)
+        for p in paragraphs
+    ]
+    train = str(tmp_path / "train.json")
+    with open(train, "w") as f:
+        json.dump({"version": "v2.0", "data": [{"paragraphs": copies}]}, f)
+    out = str(tmp_path / "squad")
+    result = run_finetuning(
+        "squad",
+        train,
+        dev,
+        output_dir=out,
+        head=head,
+        **dict(
+            FAST,
+            sequence_length=256,
+            batch_size=8,
+            learning_rate=3e-3,
+            epochs=8,
+            patience=8,
+            max_train_examples=None,
+        ),
+    )
+    assert result["baselines"]["always_no_answer"]["f1"] == 25.0
+    assert result["best"]["best_f1"] > 75.0, result["best"]
+    assert result["best"]["HasAns_f1"] > 60.0, result["best"]
