@@ -28,12 +28,7 @@ def get_strategy(name: str = "auto", tpu: str | None = None):
             f"Unknown strategy. Received: {name!r}. Allowed: {', '.join(STRATEGIES)}"
         )
     if name == "tpu":
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-            tpu=tpu if tpu not in (None, "local") else ""
-        )
-        tf.config.experimental_connect_to_cluster(resolver)
-        tf.tpu.experimental.initialize_tpu_system(resolver)
-        return tf.distribute.TPUStrategy(resolver)
+        return _tpu_strategy(tpu)
     if name == "multi_worker":
         return tf.distribute.MultiWorkerMirroredStrategy()
     gpus = tf.config.list_logical_devices("GPU")
@@ -45,6 +40,23 @@ def get_strategy(name: str = "auto", tpu: str | None = None):
     if len(gpus) > 1:
         return tf.distribute.MirroredStrategy()
     return tf.distribute.get_strategy()
+
+
+def _tpu_strategy(tpu):
+    """`TPUStrategy` on the TPU `tpu` names; a clear error when none is reached."""
+    target = tpu if tpu not in (None, "local") else ""
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=target)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+    except Exception as error:  # the resolver raises ValueError, URLError, ...
+        where = f"TPU {tpu!r}" if target else "a local TPU (this is not a TPU VM)"
+        raise RuntimeError(
+            f"--strategy tpu could not reach {where}: {type(error).__name__}: "
+            f"{error}. Pass --tpu NAME (the TPU's name or grpc:// address) or "
+            "--tpu local on a TPU VM; without a TPU use --strategy auto."
+        ) from error
+    return tf.distribute.TPUStrategy(resolver)
 
 
 def is_chief() -> bool:

@@ -133,3 +133,19 @@ def test_throughput_and_plot(tmp_path):
     )
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_strategy_flag_errors_name_the_problem_and_the_fix():
+    import pytest
+
+    from albert_keras.training import get_strategy
+
+    with pytest.raises(ValueError, match="Unknown strategy.*'gpu'.*Allowed.*tpu"):
+        get_strategy("gpu")
+    # No TPU here: a local TPU (TPU VM) is not found, and a TPU name does not
+    # resolve; both say which flag to pass.
+    with pytest.raises(RuntimeError, match="a local TPU.*--tpu NAME.*--strategy auto"):
+        get_strategy("tpu")
+    with pytest.raises(RuntimeError, match="TPU 'no-such-tpu'.*--tpu local"):
+        get_strategy("tpu", "no-such-tpu")
+    assert get_strategy("one_device").num_replicas_in_sync == 1
