@@ -266,7 +266,7 @@ def _record(row, label, best, seconds, baselines):
     baseline_name, baseline = next(iter(baselines.items()))
     key = "f1" if row["metric"] == "best_f1" else row["metric"]
     row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
-    row["baseline_value"] = baseline[key] / (100 if key == "f1" else 1)
+    row["baseline_value"] = baseline[key]  # the scale of the metric (F1: 0-100)
 
 
 def quality(args):
@@ -405,8 +405,9 @@ def main():
     )
     for row in rows:
         pre, rand = row.get("pretrained"), row.get("random")
-        scale = 100 if row["metric"] == "best_f1" else 1
-        cells = [f"{v / scale:.3f}" if v is not None else "-" for v in (pre, rand)]
+        # SQuAD F1 on its own 0-100 scale, as its baseline is printed.
+        form = ".1f" if row["metric"] == "best_f1" else ".3f"
+        cells = [f"{v:{form}}" if v is not None else "-" for v in (pre, rand)]
         ratio = f"{pre / rand:.2f}x" if pre is not None and rand else "-"
         target = f" (target {row['target']})" if row["target"] else ""
         print(
