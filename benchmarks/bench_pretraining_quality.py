@@ -105,6 +105,18 @@ def parse_args(argv=None):
         "`albert-keras pretrain`); with --tasks none, train nothing",
     )
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--init-model",
+        help="a pretrainer.keras to continue pretraining from (records only)",
+    )
+    parser.add_argument(
+        "--save-every", type=int, help="checkpoint period in steps (default: the end)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep run-TASK/ and resume from its last checkpoint (default: fresh)",
+    )
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument(
         "--smoke",
@@ -131,6 +143,8 @@ def parse_args(argv=None):
     args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip() != "none"]
     if not set(args.tasks) <= set(TASKS) or not (args.tasks or args.pretrained):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
+    if args.init_model and args.features:
+        parser.error("--init-model continues a run on records; drop --features")
     if any("=" not in p for p in args.pretrained):
         parser.error(f"--pretrained takes NAME=PATH. Received: {args.pretrained}")
     args.pretrained = [tuple(p.split("=", 1)) for p in args.pretrained]
@@ -395,7 +409,9 @@ def train_on_records(args, info, task):
 
     keras.utils.set_random_seed(args.seed)
     output_dir = os.path.join(args.work_dir, f"run-{task}")
-    shutil.rmtree(output_dir, ignore_errors=True)  # a fresh run, not a resume
+    if not args.resume:
+        shutil.rmtree(output_dir, ignore_errors=True)  # a fresh run
+    init_model = keras.saving.load_model(args.init_model) if args.init_model else None
 
     def train_dataset(skip):
         return pretraining_dataset(
@@ -417,8 +433,9 @@ def train_on_records(args, info, task):
         num_warmup_steps=_warmup(args),
         learning_rate=args.learning_rate,
         steps_per_epoch=min(100, args.steps),
-        save_every=args.steps,
+        save_every=args.save_every or args.steps,
         jit_compile=not args.no_jit,
+        init_model=init_model,
         extra_callbacks=[timer],
         verbose=2,
     )
@@ -537,6 +554,7 @@ def main(argv=None):
                 "max_documents",
                 "eval_instances",
                 "seed",
+                "init_model",
             )
         },
         "data": info,
