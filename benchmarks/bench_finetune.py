@@ -107,6 +107,7 @@ def _finetune_args(args, task, train, dev, init, vocab):
         doc_stride=64,
         max_query_length=32,
         max_answer_length=30,
+        null_window_fraction=args.null_window_fraction,
         start_n_top=5,
         end_n_top=5,
     )
@@ -368,6 +369,12 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--squad-head", default="v2", choices=["v2", "simple"])
+    parser.add_argument(
+        "--null-window-fraction",
+        type=float,
+        default=1.0,
+        help="disfl_qa: share of training windows without an answer to keep",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", default="runs/bench_finetune")
     parser.add_argument("--skip-speed", action="store_true")

@@ -403,6 +403,7 @@ def train_on_arrays(args, features, task):
 def train_on_records(args, info, task):
     """The package's `run_pretraining` (TensorFlow) on the task's TFRecords."""
     import keras
+    import tensorflow as tf
 
     from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
     from albert_keras.training.pretraining_run import run_pretraining
@@ -411,7 +412,13 @@ def train_on_records(args, info, task):
     output_dir = os.path.join(args.work_dir, f"run-{task}")
     if not args.resume:
         shutil.rmtree(output_dir, ignore_errors=True)  # a fresh run
-    init_model = keras.saving.load_model(args.init_model) if args.init_model else None
+    resuming = args.resume and tf.train.latest_checkpoint(
+        os.path.join(output_dir, "checkpoints")
+    )
+    # A checkpoint replaces the init model's weights: only load it when used.
+    init_model = None
+    if args.init_model and not resuming:
+        init_model = keras.saving.load_model(args.init_model)
 
     def train_dataset(skip):
         return pretraining_dataset(

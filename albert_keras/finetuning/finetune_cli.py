@@ -54,6 +54,12 @@ def add_parser(subparsers):
     squad.add_argument("--doc-stride", type=int, default=64)
     squad.add_argument("--max-query-length", type=int, default=32)
     squad.add_argument("--max-answer-length", type=int, default=30)
+    squad.add_argument(
+        "--null-window-fraction",
+        type=float,
+        default=1.0,
+        help="share of training windows without an answer to keep (1.0: all)",
+    )
     parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
     parser.add_argument("--no-jit", action="store_true", help="disable XLA")
     parser.add_argument(
@@ -87,6 +93,7 @@ def run_finetune(args):
         doc_stride=args.doc_stride,
         max_query_length=args.max_query_length,
         max_answer_length=args.max_answer_length,
+        null_window_fraction=args.null_window_fraction,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

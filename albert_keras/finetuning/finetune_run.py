@@ -178,6 +178,7 @@ class _Task:
 
     def _read_squad(self):
         from albert_keras.finetuning.squad_features import (
+            keep_null_windows,
             squad_dataset,
             squad_features,
         )
@@ -194,6 +195,14 @@ class _Task:
         dev = _subset(dev, a["max_dev_examples"], a["seed"])
         self.reports = {"train": report, "dev": dev_report}
         features, _ = squad_features(train, self.tokenizer, report=report, **options)
+        windows = len(features["token_ids"])
+        features = keep_null_windows(features, a["null_window_fraction"], a["seed"])
+        if len(features["token_ids"]) < windows:
+            print(
+                f"train: {len(features['token_ids'])} of {windows} windows kept "
+                f"(null windows kept with probability {a['null_window_fraction']})",
+                flush=True,
+            )
         self.dev_features, self.dev_contexts = squad_features(
             dev, self.tokenizer, report=dev_report, **options
         )
@@ -307,6 +316,7 @@ def run_finetuning(
     doc_stride=64,
     max_query_length=32,
     max_answer_length=30,
+    null_window_fraction=1.0,
     start_n_top=5,
     end_n_top=5,
     mixed_precision=False,
@@ -336,6 +346,8 @@ def run_finetuning(
         head, doc_stride, max_query_length, max_answer_length, start_n_top,
             end_n_top: SQuAD options ("v2": the official answer-class head;
             "simple": start/end logits).
+        null_window_fraction: SQuAD: the share of training windows without
+            an answer to keep (`keep_null_windows`); 1.0 keeps all.
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
         export: for text tasks (classify, pair, regress), also write

@@ -9,7 +9,11 @@ from albert_test_case import shared_data_dir
 
 from albert_keras.finetuning.data_report import DataReport
 from albert_keras.finetuning.span_predictions import decode_spans
-from albert_keras.finetuning.squad_features import squad_dataset, squad_features
+from albert_keras.finetuning.squad_features import (
+    keep_null_windows,
+    squad_dataset,
+    squad_features,
+)
 from albert_keras.finetuning.task_reader import read_squad_file
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer
@@ -162,3 +166,27 @@ def test_report_and_dataset(disfl_train):
     np.testing.assert_array_equal(
         y["cls_logits"], features["is_impossible"][:4].astype("float32")
     )
+
+
+def test_keep_null_windows(disfl_train):
+    examples, _ = disfl_train
+    features, _ = squad_features(
+        examples, AlbertTokenizer(SPM_MODEL_PATH), LENGTH, STRIDE, QUERY
+    )
+    null = features["start_positions"] == 0
+    assert 0.5 < null.mean() < 0.95  # most 128-token windows hold no answer
+    kept = keep_null_windows(features, 0.25, seed=3)
+    # Every window with an answer stays, with all its columns, in order.
+    answered = {k: v[~null] for k, v in features.items()}
+    kept_answered = kept["start_positions"] > 0
+    for key, column in answered.items():
+        np.testing.assert_array_equal(kept[key][kept_answered], column, err_msg=key)
+    share = (kept["start_positions"] == 0).sum() / null.sum()
+    assert abs(share - 0.25) < 0.06, share
+    assert np.all(np.diff(kept["example_index"]) >= 0)
+    again = keep_null_windows(features, 0.25, seed=3)
+    np.testing.assert_array_equal(again["token_ids"], kept["token_ids"])
+    assert keep_null_windows(features, 1.0, seed=3) is features
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="share of null windows"):
+            keep_null_windows(features, bad)
