@@ -9,8 +9,9 @@ import os
 from typing import Any
 
 # Activations as the official `modeling.get_activation` understands them, plus
-# `gelu_new`, the name HF gives the same tanh approximation.
-ACTIVATIONS = ("gelu", "gelu_new", "relu", "tanh", "linear")
+# `gelu_new`, the name HF gives the same tanh approximation, and `gelu_exact`,
+# the erf GELU (transformers' "gelu", for configs converted from transformers).
+ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING_MODES = ("all", "attention", "ffn", "none")
 
 
@@ -34,7 +35,8 @@ class AlbertConfig:
         num_attention_heads: int. Attention heads; must divide `hidden_size`.
         intermediate_size: int. Width of the feed-forward layer.
         hidden_act: str. One of "gelu" (tanh approximation, as in the official
-            code), "gelu_new" (the same), "relu", "tanh", "linear".
+            code), "gelu_new" (the same), "gelu_exact" (erf; transformers'
+            "gelu"), "relu", "tanh", "linear".
         hidden_dropout_prob: float. Dropout on embeddings and block outputs.
         attention_probs_dropout_prob: float. Dropout on attention weights.
         max_position_embeddings: int. Longest sequence the model can take.

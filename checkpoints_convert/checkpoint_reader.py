@@ -93,6 +93,17 @@ class CheckpointReader:
                 return candidate
         return None
 
+    def load_config(self):
+        """The `AlbertConfig` of the release's `albert_config.json`."""
+        from albert_keras.config import AlbertConfig
+
+        if self.config_path is None:
+            raise FileNotFoundError(
+                f"No albert_config.json beside {self.prefix!r} (or in its "
+                "assets/). Pass the release's config: config='albert_config.json'."
+            )
+        return AlbertConfig.from_json_file(self.config_path)
+
     @property
     def names(self) -> list[str]:
         """Variable names, without a hub module's `module/` prefix."""

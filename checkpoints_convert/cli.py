@@ -3,6 +3,10 @@
     albert-convert SRC --output model.keras [--model pretrainer] [--config CFG]
                    [--num-classes N] [--saved-model DIR] [--text-model LENGTH]
     albert-convert --to-official model.keras --output DIR
+    albert-convert --to-hf model.keras --output DIR [--vocab spiece.model]
+
+SRC may also be a Hugging Face transformers ALBERT folder (`config.json` +
+`model.safetensors`); `--to-hf` writes one.
 
 Progress and the conversion summary go to stderr. User errors (a missing or
 foreign checkpoint, a config that does not fit) print one message and exit
@@ -34,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="albert-convert",
         description=(
             "Convert a google-research ALBERT TF1 checkpoint (release folder, "
-            "prefix or TF1 Hub module folder) to a .keras file, or a .keras file "
-            "back to the official TF1 format (--to-official)."
+            "prefix or TF1 Hub module folder) or a Hugging Face transformers "
+            "ALBERT folder to a .keras file, or a .keras file back to the "
+            "official TF1 format (--to-official) or to transformers (--to-hf)."
         ),
     )
     parser.add_argument("source", help="checkpoint folder or prefix, or a .keras file")
@@ -75,6 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="convert the .keras file SOURCE to an official TF1 checkpoint "
         "(OUTPUT/model.ckpt-best.* and albert_config.json)",
+    )
+    parser.add_argument(
+        "--to-hf",
+        action="store_true",
+        help="convert the .keras file SOURCE to a transformers ALBERT folder "
+        "(OUTPUT/model.safetensors and config.json, for from_pretrained)",
+    )
+    parser.add_argument(
+        "--vocab",
+        help="with --to-hf: a SentencePiece model to copy as spiece.model",
     )
     return parser
 
@@ -138,18 +153,16 @@ def _with_tokenizer(model, vocab, args):
     return AlbertTextModel(model, tokenizer, args.text_model)
 
 
-def _to_official(args):
+def _load_keras(args, flag):
     import keras
 
     from checkpoints_convert.conversion_error import ConversionError
-    from checkpoints_convert.writer import save_official_checkpoint
 
     if not os.path.isfile(args.source):
         raise FileNotFoundError(f"No .keras file at {args.source!r}")
     if os.path.isfile(args.output):
         raise ConversionError(
-            f"--output must be a folder with --to-official. Received the file "
-            f"{args.output!r}"
+            f"--output must be a folder with {flag}. Received the file {args.output!r}"
         )
     _log(f"reading {args.source}")
     try:
@@ -159,7 +172,21 @@ def _to_official(args):
             f"Cannot load {args.source!r} as a .keras model: {e}"
         ) from None
     # An AlbertTextModel (--text-model) wraps the task model.
-    model = getattr(model, "task_model", model)
+    return getattr(model, "task_model", model)
+
+
+def _to_hf(args):
+    from checkpoints_convert.hf_writer import save_hf_checkpoint
+
+    model = _load_keras(args, "--to-hf")
+    save_hf_checkpoint(model, args.output, vocab=args.vocab)
+    _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+
+
+def _to_official(args):
+    from checkpoints_convert.writer import save_official_checkpoint
+
+    model = _load_keras(args, "--to-official")
     prefix = save_official_checkpoint(
         model, os.path.join(args.output, "model.ckpt-best")
     )
@@ -175,7 +202,14 @@ def main(argv=None) -> int:
     from checkpoints_convert.conversion_error import ConversionError
 
     try:
-        (_to_official if args.to_official else _to_keras)(args)
+        if args.to_official and args.to_hf:
+            raise ConversionError("--to-official and --to-hf exclude each other.")
+        if args.to_official:
+            _to_official(args)
+        elif args.to_hf:
+            _to_hf(args)
+        else:
+            _to_keras(args)
     except (ConversionError, OSError, json.JSONDecodeError) as e:
         _log(f"albert-convert: error: {e}")
         return 2

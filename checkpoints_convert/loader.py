@@ -1,4 +1,5 @@
-"""`load_official_checkpoint`: a google-research TF1 checkpoint as a Keras model."""
+"""`load_official_checkpoint`: a google-research TF1 checkpoint (or a transformers
+ALBERT folder, read under the official names) as a Keras model."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from albert_keras.models import (
 )
 from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader, is_hf_folder
 from checkpoints_convert.name_table import (
     TRANSPOSE,
     model_heads,
@@ -112,6 +114,14 @@ class ConversionReport:
         return "\n".join(lines)
 
 
+def open_checkpoint(path):
+    """The reader for `path`: a transformers folder (`config.json` + weights)
+    gets an `HFCheckpointReader`, anything else a `CheckpointReader`."""
+    if os.path.isdir(path) and is_hf_folder(path):
+        return HFCheckpointReader(path)
+    return CheckpointReader(path)
+
+
 def _head_of(name):
     if name.startswith("cls/"):
         return "/".join(name.split("/")[:2])
@@ -132,12 +142,7 @@ def _as_config(config, reader):
                 "`config` must be an AlbertConfig, a dict or a path to "
                 f"albert_config.json. Received: {type(config).__name__}"
             )
-        if reader.config_path is None:
-            raise FileNotFoundError(
-                f"No albert_config.json beside {reader.prefix!r} (or in its "
-                "assets/). Pass the release's config: config='albert_config.json'."
-            )
-        return AlbertConfig.from_json_file(reader.config_path), reader.config_path
+        return reader.load_config(), reader.config_path
     except (ValueError, TypeError) as e:
         if isinstance(e, ConversionError):
             raise
@@ -220,13 +225,15 @@ def load_official_checkpoint(
     from the config (with a warning for xlarge, whose releases disagree).
 
     Args:
-        path: release folder, checkpoint prefix (or its `.index` file), or
-            TF1 Hub module folder.
+        path: release folder, checkpoint prefix (or its `.index` file), TF1
+            Hub module folder, or a Hugging Face transformers ALBERT folder
+            (`config.json` + `model.safetensors`, as `save_pretrained` writes
+            it; read by `HFCheckpointReader`).
         model: "backbone", "pretrainer", "classifier", "span_qa",
             "multiple_choice", or one of the model classes.
         config: `AlbertConfig`, dict of `albert_config.json` fields, or path;
             default: the `albert_config.json` beside the checkpoint or in the
-            hub module's `assets/`.
+            hub module's `assets/` (a transformers folder: its `config.json`).
         dtype: dtype policy of the model, e.g. "mixed_bfloat16".
         **task_kwargs: task model arguments, e.g. `num_classes` (for a
             classifier it defaults to the rows of the root `output_weights`),
@@ -242,7 +249,7 @@ def load_official_checkpoint(
     ... )
     >>> print(model.conversion_report.summary())  # doctest: +SKIP
     """
-    reader = CheckpointReader(path)
+    reader = open_checkpoint(path)
     config, config_source = _as_config(config, reader)
     official_groups(config)  # attention- or FFN-only sharing: a clear error first
     _warn_about_heads(config)
@@ -251,6 +258,9 @@ def load_official_checkpoint(
 
     present = set(reader.names)
     new_heads = _new_heads(keras_model, entries, present)
+    for part in getattr(reader, "optional_parts", ()):
+        if not any(e.name in present for e in entries if e.row.part == part):
+            new_heads.append(part)
     if new_heads:
         entries = [e for e in entries if e.row.part not in new_heads]
     problems = _missing_and_misshapen(entries, reader, config)
@@ -278,8 +288,10 @@ def load_official_checkpoint(
             n
             for n in reader.names
             if n not in used and reader.is_head(n) and not reader.is_optimizer_state(n)
-        ),
-        ignored=tuple(n for n in reader.names if reader.is_optimizer_state(n)),
+        )
+        + tuple(getattr(reader, "foreign_heads", ())),
+        ignored=tuple(n for n in reader.names if reader.is_optimizer_state(n))
+        + tuple(getattr(reader, "ignored_keys", ())),
         new_heads=tuple(new_heads),
         vocab_path=reader.vocab_path,
     )

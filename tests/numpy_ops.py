@@ -16,8 +16,15 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
 
+def gelu_erf(x):
+    from math import erf
+
+    return 0.5 * x * (1.0 + np.vectorize(erf)(x / np.sqrt(2.0)))
+
+
 ACT = {
     "gelu": gelu_tanh,
+    "gelu_exact": gelu_erf,
     "gelu_new": gelu_tanh,
     "relu": lambda x: np.maximum(x, 0.0),
     "tanh": np.tanh,

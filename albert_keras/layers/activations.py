@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_SQRT_HALF = math.sqrt(0.5)
 
 
 def gelu_tanh(x):
@@ -18,6 +19,11 @@ def gelu_tanh(x):
     return x * cdf
 
 
+def gelu_exact(x):
+    """GELU with the error function: what transformers calls "gelu"."""
+    return 0.5 * x * (1.0 + ops.erf(x * _SQRT_HALF))
+
+
 def linear(x):
     return x
 
@@ -25,6 +31,7 @@ def linear(x):
 _ACTIVATIONS = {
     "gelu": gelu_tanh,
     "gelu_new": gelu_tanh,
+    "gelu_exact": gelu_exact,
     "relu": keras.activations.relu,
     "tanh": keras.activations.tanh,
     "linear": linear,

@@ -15,7 +15,8 @@ class AlbertFeedForward(keras.layers.Layer):
     Args:
         hidden_size: int. Width H.
         intermediate_size: int. Width of the inner layer.
-        activation: str. "gelu", "gelu_new", "relu", "tanh" or "linear".
+        activation: str. "gelu" (tanh form, official), "gelu_new" (the same),
+            "gelu_exact" (erf), "relu", "tanh" or "linear".
         dropout: float. Dropout on the output.
         initializer_range: float. Stddev of the truncated-normal initializer.
 

@@ -239,6 +239,8 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
                 str(other),
                 "--vocab",
                 SPM_MODEL_PATH,
+                "--output-dir",
+                str(tmp_path / "refused"),
             ]
         )
         == 2
@@ -258,6 +260,8 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
                 str(pretrained / "pretrainer.keras"),
                 "--max-seq-length",
                 "512",
+                "--output-dir",
+                str(tmp_path / "refused"),
             ]
         )
         == 2

@@ -6,7 +6,9 @@ from numpy_ops import f64, feed_forward, randomize
 from albert_keras.layers import AlbertFeedForward
 
 
-@pytest.mark.parametrize("activation", ["gelu", "gelu_new", "relu", "tanh", "linear"])
+@pytest.mark.parametrize(
+    "activation", ["gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear"]
+)
 def test_matches_numpy_reference(activation):
     layer = AlbertFeedForward(16, 40, activation=activation)
     x = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
