@@ -229,12 +229,39 @@ def albert_config_dict(hf_config: dict, source: str) -> dict:
             f"{', '.join(_HF_ACTIVATIONS)}."
         )
     values = {f: hf_config[f] for f in CONFIG_FIELDS if f in hf_config}
+    check_group_formula(
+        int(values["num_hidden_layers"]), int(values["num_hidden_groups"]), source
+    )
     values["hidden_act"] = _HF_ACTIVATIONS[act]
     return values
 
 
+def check_group_formula(layers: int, groups: int, source: str) -> None:
+    """Raises where transformers and the official code group layers differently.
+
+    The official code gives layer `l` group `int(l / L * G)`, transformers
+    `int(l / (L / G))`; in float arithmetic they differ for a few (L, G), e.g.
+    L = G = 22 (the official formula leaves group 15 unused). Such a model
+    computes different things in the two, so it is not converted.
+    """
+    official = [int(layer / layers * groups) for layer in range(layers)]
+    theirs = [int(layer / (layers / groups)) for layer in range(layers)]
+    if official != theirs:
+        differ = [k for k in range(layers) if official[k] != theirs[k]]
+        raise ConversionError(
+            f"{source}: num_hidden_layers={layers}, num_hidden_groups={groups} "
+            f"give layer {differ[0]} group {official[differ[0]]} in the official "
+            f"code but group {theirs[differ[0]]} in transformers (float rounding "
+            "of their two formulas); the two models differ, so this config "
+            "cannot be converted between them."
+        )
+
+
 def hf_config_dict(config, architecture: str) -> dict:
     """A transformers `config.json` dict for an AlbertConfig."""
+    check_group_formula(
+        config.num_hidden_layers, config.num_hidden_groups, "this model"
+    )
     act = str(config.hidden_act).lower()
     if act not in _OUR_ACTIVATIONS:
         raise ConversionError(f"hidden_act={act!r} has no transformers name.")

@@ -157,9 +157,12 @@ def test_cli_both_ways(tmp_path):
     assert max_abs_diff(back(x)["mlm_logits"], model(x)["mlm_logits"]) == 0
 
 
-def test_squad_v2_head_has_no_transformers_class(tmp_path):
+def test_what_transformers_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ConversionError, match="SQuAD v2 head is not in transformers"):
         save_hf_checkpoint(AlbertSquadV2(AlbertBackbone(TINY)), tmp_path)
+    layers = dict(TINY, num_hidden_layers=18, num_hidden_groups=14)
+    with pytest.raises(ConversionError, match="float rounding"):
+        save_hf_checkpoint(AlbertBackbone(layers), tmp_path)
 
 
 def _folder(tmp_path, tensors, **config):
@@ -211,6 +214,10 @@ def test_bad_folders_say_what_is_wrong(tmp_path):
     tied["predictions.decoder.bias"] = tensors["predictions.bias"]
     reader = HFCheckpointReader(_folder(tmp_path / "f", tied))
     assert "predictions.decoder.weight" in reader.ignored_keys
+    with pytest.raises(ConversionError, match="layer 15 group 14 in the official"):
+        HFCheckpointReader(
+            _folder(tmp_path / "h", tensors, num_hidden_layers=22, num_hidden_groups=22)
+        )
     wrong = dict(tensors)
     wrong["albert.pooler.weight"] = np.zeros((32, 30), "float32")
     with pytest.raises(ConversionError, match="bert/pooler/dense/kernel"):
