@@ -37,7 +37,13 @@ MONITOR = {
     "squad": "best_f1",
 }
 # Vocabulary files looked for beside an `--init` model.
-_VOCAB_NAMES = ("vocab.model", "30k-clean.model", "vocab.txt", "vocab_chinese.txt")
+_VOCAB_NAMES = (
+    "vocab.model",
+    "30k-clean.model",
+    "spiece.model",  # transformers folders
+    "vocab.txt",
+    "vocab_chinese.txt",
+)
 
 
 def find_vocabulary(init, vocab):
@@ -72,7 +78,8 @@ def load_backbone(init, vocabulary_size, max_position=None):
         init: a preset name (random initialization, vocabulary size taken
             from the tokenizer), a `.keras` file holding an `AlbertBackbone`
             or any task model (e.g. `pretrainer.keras` of `albert-keras
-            pretrain`), or an official checkpoint (folder or prefix).
+            pretrain`), an official checkpoint (folder or prefix) or a
+            transformers ALBERT folder (`config.json` + `model.safetensors`).
         vocabulary_size: the tokenizer's; checked against the model's.
         max_position: for a preset, at least this many positions.
     """
@@ -97,7 +104,8 @@ def load_backbone(init, vocabulary_size, max_position=None):
     else:
         raise FileNotFoundError(
             f"--init {init!r} is neither a preset ({', '.join(sorted(PRESETS))}), a "
-            ".keras file nor an official checkpoint folder or prefix."
+            ".keras file, an official checkpoint folder or prefix, nor a "
+            "transformers ALBERT folder."
         )
     check_vocabulary_size(
         backbone.config.vocab_size,

@@ -367,3 +367,18 @@ def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
     assert result["baselines"]["always_no_answer"]["f1"] == 25.0
     assert result["best"]["best_f1"] > 75.0, result["best"]
     assert result["best"]["HasAns_f1"] > 60.0, result["best"]
+
+
+def test_init_from_a_transformers_folder(tmp_path):
+    from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+    from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from checkpoints_convert import save_hf_checkpoint
+
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    source = AlbertPretrainer(AlbertBackbone(config))
+    folder = save_hf_checkpoint(source, tmp_path / "hf", vocab=SPM_MODEL_PATH)
+    assert find_vocabulary(str(folder), None).endswith("spiece.model")
+    backbone = load_backbone(str(folder), 8000)
+    for ours, theirs in zip(backbone.weights, source.backbone.weights, strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
