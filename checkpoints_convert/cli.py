@@ -43,7 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
             "official TF1 format (--to-official) or to transformers (--to-hf)."
         ),
     )
-    parser.add_argument("source", help="checkpoint folder or prefix, or a .keras file")
+    parser.add_argument(
+        "source",
+        help="checkpoint folder or prefix, transformers folder, or a .keras file",
+    )
     parser.add_argument(
         "--output",
         required=True,

@@ -131,7 +131,8 @@ class AlbertBackbone(keras.Model):
 
     @classmethod
     def from_official_checkpoint(cls, path, config=None, dtype=None):
-        """Loads a google-research checkpoint (folder, prefix or TF1 Hub module).
+        """Loads a google-research checkpoint (folder, prefix or TF1 Hub module)
+        or a transformers ALBERT folder (`config.json` + `model.safetensors`).
 
         See `checkpoints_convert.load_official_checkpoint`.
         """

@@ -172,7 +172,8 @@ class TaskModel(keras.Model):
 
     @classmethod
     def from_official_checkpoint(cls, path, config=None, dtype=None, **kwargs):
-        """Loads a google-research checkpoint with this task's head.
+        """Loads a google-research checkpoint (or a transformers ALBERT folder)
+        with this task's head.
 
         See `checkpoints_convert.load_official_checkpoint`.
         """
