@@ -50,7 +50,8 @@ class HFCheckpointReader:
     buffer is ignored; the pooler, absent from `AlbertForQuestionAnswering`
     checkpoints, is left initialized (and reported) since no head of theirs
     reads it; the MLM decoder, tied to the word embeddings and the
-    output bias, is checked equal to them; heads albert-keras lacks
+    output bias, is checked equal to them (or, where saving kept only the
+    decoder's name of a tied tensor, taken as them); heads albert-keras lacks
     (`AlbertForTokenClassification`'s per-token classifier) are reported as
     skipped heads; anything else is an error naming the key.
 
@@ -99,7 +100,7 @@ class HFCheckpointReader:
                 self.ignored_keys.append(key)
                 continue
             if key in HF_TIED:
-                tied[key] = read
+                tied[key] = (read, tuple(shape))
                 continue
             if any(key.startswith(prefix) for prefix in foreign):
                 self.foreign_heads.append(key)
@@ -158,9 +159,12 @@ class HFCheckpointReader:
         return tensors, choice
 
     def _check_tied(self, tied):
-        for key, read in tied.items():
+        for key, (read, shape) in tied.items():
             target = official_name(HF_TIED[key])[0]
             if target not in self._stored:
+                # Deduplicated on save (safetensors keeps one name of tied
+                # tensors): the decoder's copy is the weight itself.
+                self._stored[target] = (read, None, shape)
                 continue
             value, reference = read(), self.read(target)
             if value.shape != reference.shape or not np.array_equal(value, reference):

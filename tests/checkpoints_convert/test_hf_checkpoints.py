@@ -214,6 +214,15 @@ def test_bad_folders_say_what_is_wrong(tmp_path):
     tied["predictions.decoder.bias"] = tensors["predictions.bias"]
     reader = HFCheckpointReader(_folder(tmp_path / "f", tied))
     assert "predictions.decoder.weight" in reader.ignored_keys
+    # safetensors keeps one name of tied tensors: maybe only the decoder's.
+    deduplicated = dict(tensors)
+    deduplicated["predictions.decoder.bias"] = deduplicated.pop("predictions.bias")
+    model = load_official_checkpoint(
+        _folder(tmp_path / "f2", deduplicated), model="pretrainer"
+    )
+    np.testing.assert_array_equal(
+        model.mlm_head.output_bias.numpy(), tensors["predictions.bias"]
+    )
     with pytest.raises(ConversionError, match="layer 15 group 14 in the official"):
         HFCheckpointReader(
             _folder(tmp_path / "h", tensors, num_hidden_layers=22, num_hidden_groups=22)
