@@ -446,6 +446,11 @@ def train_on_records(args, info, task):
         extra_callbacks=[timer],
         verbose=2,
     )
+    # The vocabulary beside pretrainer.keras, as `albert-keras pretrain`
+    # writes it: `albert-keras finetune --init .../pretrainer.keras` finds it.
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    shutil.copy(SPM_MODEL_PATH, os.path.join(output_dir, "vocab.model"))
     return metrics["model"], timer, metrics["train_seconds"]
 
 
