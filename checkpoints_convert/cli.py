@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--vocab",
-        help="with --to-hf: a SentencePiece model to copy as spiece.model",
+        help="with --to-hf: a SentencePiece model to copy as spiece.model "
+        "(default: a text model's own)",
     )
     return parser
 
@@ -174,22 +175,37 @@ def _load_keras(args, flag):
         raise ConversionError(
             f"Cannot load {args.source!r} as a .keras model: {e}"
         ) from None
-    # An AlbertTextModel (--text-model) wraps the task model.
-    return getattr(model, "task_model", model)
+    return model
 
 
 def _to_hf(args):
+    import tempfile
+
+    from albert_keras.tokenizers import AlbertTokenizer
+    from albert_keras.tokenizers.albert_tokenizer import ASSET_FILE
     from checkpoints_convert.hf_writer import save_hf_checkpoint
 
     model = _load_keras(args, "--to-hf")
-    save_hf_checkpoint(model, args.output, vocab=args.vocab)
+    tokenizer = getattr(model, "tokenizer", None)
+    with tempfile.TemporaryDirectory() as folder:
+        vocab = args.vocab
+        if vocab is None and isinstance(tokenizer, AlbertTokenizer):
+            # A text model (--text-model) carries its SentencePiece model.
+            tokenizer.save_assets(folder)
+            vocab = os.path.join(folder, ASSET_FILE)
+        # An AlbertTextModel wraps the task model.
+        save_hf_checkpoint(
+            getattr(model, "task_model", model), args.output, vocab=vocab
+        )
     _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
 
 
 def _to_official(args):
     from checkpoints_convert.writer import save_official_checkpoint
 
+    # An AlbertTextModel (--text-model) wraps the task model.
     model = _load_keras(args, "--to-official")
+    model = getattr(model, "task_model", model)
     prefix = save_official_checkpoint(
         model, os.path.join(args.output, "model.ckpt-best")
     )

@@ -157,6 +157,29 @@ def test_cli_both_ways(tmp_path):
     assert max_abs_diff(back(x)["mlm_logits"], model(x)["mlm_logits"]) == 0
 
 
+def test_cli_writes_a_text_models_sentencepiece_model(tmp_path):
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tokenizers import AlbertTextModel, AlbertTokenizer
+
+    classifier = AlbertClassifier(AlbertBackbone(dict(TINY, vocab_size=8000)), 2)
+    text_model = AlbertTextModel(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)
+    text_model.save(tmp_path / "text.keras")
+    out = tmp_path / "hf"
+    assert (
+        convert_main([str(tmp_path / "text.keras"), "--to-hf", "--output", str(out)])
+        == 0
+    )
+    assert sorted(os.listdir(out)) == [
+        "config.json",
+        "model.safetensors",
+        "spiece.model",
+    ]
+    with open(SPM_MODEL_PATH, "rb") as f:
+        assert (out / "spiece.model").read_bytes() == f.read()
+    back = load_official_checkpoint(str(out), model="classifier")
+    assert back.conversion_report.vocab_path == str(out / "spiece.model")
+
+
 def test_what_transformers_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ConversionError, match="SQuAD v2 head is not in transformers"):
         save_hf_checkpoint(AlbertSquadV2(AlbertBackbone(TINY)), tmp_path)
