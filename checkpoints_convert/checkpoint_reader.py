@@ -56,6 +56,12 @@ class CheckpointReader:
     (30000, 128)
     """
 
+    # What a reader may add to the loader's report; a TF1 checkpoint has none
+    # (HFCheckpointReader fills them).
+    optional_parts: tuple[str, ...] = ()  # parts that may be absent, left initialized
+    foreign_heads: tuple[str, ...] = ()  # heads no albert-keras model has
+    ignored_keys: tuple[str, ...] = ()  # stored names no weight takes, checked
+
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
         self.prefix, self.folder, self.choice = _find_prefix(self.path)

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from checkpoints_convert.checkpoint_reader import HEAD_NAMES
+from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_names import (
     HF_BUFFERS,
@@ -67,7 +67,7 @@ class HFCheckpointReader:
     """
 
     def __init__(self, path: str | os.PathLike):
-        self.path = self.folder = self.prefix = os.fspath(path)
+        self.path = self.prefix = os.fspath(path)
         if not is_hf_folder(self.path):
             raise FileNotFoundError(
                 f"No transformers checkpoint in {self.path!r}: expected "
@@ -91,7 +91,8 @@ class HFCheckpointReader:
         self.optional_parts = (
             ("pooler",) if set(architectures) & set(HF_WITHOUT_POOLER) else ()
         )
-        self._stored = {}  # official name -> (read function, official shape)
+        # official name -> (read function, transform to official, official shape)
+        self._stored = {}
         self.foreign_heads = []
         self.ignored_keys = []
         tied = {}
@@ -198,9 +199,7 @@ class HFCheckpointReader:
     def is_optimizer_state(name: str) -> bool:
         return False
 
-    @staticmethod
-    def is_head(name: str) -> bool:
-        return bool(HEAD_NAMES.search(name))
+    is_head = staticmethod(CheckpointReader.is_head)
 
 
 def _read_pytorch_bin(path):

@@ -11,7 +11,12 @@ import numpy as np
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
 from checkpoints_convert.hf_names import HF_WITHOUT_POOLER, hf_config_dict, hf_key
-from checkpoints_convert.name_table import TRANSPOSE, model_heads, official_weights
+from checkpoints_convert.name_table import (
+    TRANSPOSE,
+    backbone_of,
+    model_heads,
+    official_weights,
+)
 from checkpoints_convert.safetensors_file import SafetensorsFile
 
 # Our head parts -> the transformers class with the same head.
@@ -59,12 +64,7 @@ def save_hf_checkpoint(model, folder, vocab=None) -> str:
     ['config.json', 'model.safetensors']
     """
     folder = os.fspath(folder)
-    backbone = getattr(model, "backbone", model)
-    if not hasattr(backbone, "config"):
-        raise ConversionError(
-            "save_hf_checkpoint takes an AlbertBackbone or an albert_keras task "
-            f"model. Received: {type(model).__name__}"
-        )
+    backbone = backbone_of(model, "save_hf_checkpoint")
     heads = model_heads(model)
     if heads not in _ARCHITECTURES:
         raise ConversionError(

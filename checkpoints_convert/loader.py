@@ -117,7 +117,7 @@ class ConversionReport:
 def open_checkpoint(path):
     """The reader for `path`: a transformers folder (`config.json` + weights)
     gets an `HFCheckpointReader`, anything else a `CheckpointReader`."""
-    if os.path.isdir(path) and is_hf_folder(path):
+    if is_hf_folder(path):
         return HFCheckpointReader(path)
     return CheckpointReader(path)
 
@@ -258,7 +258,7 @@ def load_official_checkpoint(
 
     present = set(reader.names)
     new_heads = _new_heads(keras_model, entries, present)
-    for part in getattr(reader, "optional_parts", ()):
+    for part in reader.optional_parts:
         if not any(e.name in present for e in entries if e.row.part == part):
             new_heads.append(part)
     if new_heads:
@@ -289,9 +289,9 @@ def load_official_checkpoint(
             for n in reader.names
             if n not in used and reader.is_head(n) and not reader.is_optimizer_state(n)
         )
-        + tuple(getattr(reader, "foreign_heads", ())),
+        + tuple(reader.foreign_heads),
         ignored=tuple(n for n in reader.names if reader.is_optimizer_state(n))
-        + tuple(getattr(reader, "ignored_keys", ())),
+        + tuple(reader.ignored_keys),
         new_heads=tuple(new_heads),
         vocab_path=reader.vocab_path,
     )

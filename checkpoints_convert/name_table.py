@@ -469,6 +469,17 @@ class TableEntry:
     row: NameRow
 
 
+def backbone_of(model, caller: str):
+    """The `AlbertBackbone` of a backbone or task model; ConversionError otherwise."""
+    backbone = getattr(model, "backbone", model)
+    if not hasattr(backbone, "config"):
+        raise ConversionError(
+            f"{caller} takes an AlbertBackbone or an albert_keras task model. "
+            f"Received: {type(model).__name__}"
+        )
+    return backbone
+
+
 def model_heads(model) -> tuple[str, ...]:
     """The head parts (`NameRow.part`) of a backbone or task model."""
     for cls, heads in MODEL_HEADS.items():

@@ -7,8 +7,12 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from checkpoints_convert.conversion_error import ConversionError
-from checkpoints_convert.name_table import TRANSPOSE, official_config, official_weights
+from checkpoints_convert.name_table import (
+    TRANSPOSE,
+    backbone_of,
+    official_config,
+    official_weights,
+)
 
 
 def save_official_checkpoint(model, prefix, config_path=True) -> str:
@@ -46,12 +50,7 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
     ['albert_config.json', 'model.ckpt-best.data-00000-of-00001']
     """
     prefix = os.fspath(prefix)
-    backbone = getattr(model, "backbone", model)
-    if not hasattr(backbone, "config"):
-        raise ConversionError(
-            "save_official_checkpoint takes an AlbertBackbone or an albert_keras "
-            f"task model. Received: {type(model).__name__}"
-        )
+    backbone = backbone_of(model, "save_official_checkpoint")
     config = official_config(backbone.config)  # raises before writing anything
     entries = official_weights(model)
     names, tensors = [], []

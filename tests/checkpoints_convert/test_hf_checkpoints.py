@@ -29,6 +29,7 @@ from albert_keras import (
     AlbertSquadV2,
 )
 from checkpoints_convert import (
+    MODELS,
     ConversionError,
     HFCheckpointReader,
     load_official_checkpoint,
@@ -122,13 +123,7 @@ def test_keras_hub_reads_our_folders_with_the_official_outputs(
 def test_round_trip_is_bit_exact(make, tmp_path):
     model = _randomized(make(AlbertBackbone(dict(TINY, hidden_act="gelu_exact"))))
     save_hf_checkpoint(model, tmp_path)
-    name = {
-        AlbertBackbone: "backbone",
-        AlbertPretrainer: "pretrainer",
-        AlbertClassifier: "classifier",
-        AlbertSpanQA: "span_qa",
-        AlbertMultipleChoice: "multiple_choice",
-    }[type(model)]
+    name = {cls: key for key, cls in MODELS.items()}[type(model)]
     kwargs = {"num_choices": 2} if name == "multiple_choice" else {}
     back = load_official_checkpoint(str(tmp_path), model=name, **kwargs)
     assert getattr(back, "backbone", back).config.hidden_act == "gelu_exact"
