@@ -17,7 +17,7 @@ from albert_keras import AlbertMultipleChoice
 from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
 from albert_keras.finetuning.task_datasets import choice_dataset
 from albert_keras.finetuning.task_reader import read_task_file
-from albert_keras.tokenizers import load_tokenizer
+from albert_keras.tokenizers import load_tokenizer, with_tokenizer
 from albert_keras.training.optimizers import create_optimizer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -29,6 +29,7 @@ parser.add_argument(
 )
 parser.add_argument("--vocab", help="default: beside --init, or the embedded one")
 parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--output", default="runs/example_choice")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "social_iqa")
@@ -52,3 +53,12 @@ model.fit(train_data, validation_data=dev_data, epochs=args.epochs)
 predicted = np.argmax(model.predict(dev_data)["logits"], axis=-1)
 accuracy = np.mean(predicted == [e["label"] for e in dev])
 print(f"dev accuracy {accuracy:.3f} (chance {1 / choices:.3f})")
+
+# Raw strings in: a context and its options, one score per option.
+text_model = with_tokenizer(model, tokenizer, 64)
+question = {"context": [dev[0]["context"]], "options": [dev[0]["options"]]}
+print(text_model.predict(question, verbose=0)["logits"])
+os.makedirs(args.output, exist_ok=True)
+text_model.export(
+    os.path.join(args.output, "savedmodel"), verbose=False
+)  # serve(context [batch], options [batch, 3])

@@ -65,7 +65,8 @@ def add_parser(subparsers):
     parser.add_argument(
         "--no-export",
         action="store_true",
-        help="skip savedmodel/ (text tasks: the model with its tokenizer, on strings)",
+        help="skip savedmodel/ (all tasks but squad: the model with its "
+        "tokenizer, on strings)",
     )
     parser.set_defaults(run=run_finetune)
 
@@ -106,10 +107,6 @@ def run_finetune(args):
     print(
         f"Wrote {args.output_dir}/best.keras, metrics.json, curves.png, "
         "history.csv, logs/ (TensorBoard)"
-        + (
-            ""
-            if args.no_export or args.task in ("choice", "squad")
-            else ", savedmodel/"
-        )
+        + ("" if args.no_export or args.task == "squad" else ", savedmodel/")
     )
     return 0

@@ -358,9 +358,10 @@ def run_finetuning(
             an answer to keep (`keep_null_windows`); 1.0 keeps all.
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
-        export: for text tasks (classify, pair, regress), also write
-            `savedmodel/`: the best model with its tokenizer, serving
-            `serve(texts)` and `serve_pairs(text_a, text_b)` on `tf.string`.
+        export: for every task but squad, also write `savedmodel/`: the
+            best model with its tokenizer, on `tf.string`: `serve(texts)` and
+            `serve_pairs(text_a, text_b)` (classify, pair, regress) or
+            `serve(context, options)` (choice).
         verbose: Keras progress bar (1) or not (0).
 
     Returns:
@@ -478,7 +479,7 @@ def run_finetuning(
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
-    if export and task in ("classify", "pair", "regress") and epochs_run:
+    if export and task != "squad" and epochs_run:
         from albert_keras.tokenizers.albert_text_model import with_tokenizer
 
         text_model = with_tokenizer(model, tokenizer, sequence_length)

@@ -9,6 +9,7 @@ import importlib as _importlib
 import importlib.util as _importlib_util
 
 _LAZY = {
+    "AlbertChoiceTextModel": "albert_keras.tokenizers.albert_choice_text_model",
     "AlbertPacker": "albert_keras.tokenizers.albert_packer",
     "AlbertSpanPacker": "albert_keras.tokenizers.albert_span_packer",
     "AlbertTextModel": "albert_keras.tokenizers.albert_text_model",
@@ -21,6 +22,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AlbertChoiceTextModel",
     "AlbertPacker",
     "AlbertSpanPacker",
     "AlbertTextModel",

@@ -139,6 +139,11 @@ class AlbertTextModel(keras.Model):
             )
         archive = keras.export.ExportArchive()
         archive.track(self)
+        self._add_endpoints(archive)
+        archive.write_out(filepath, verbose=verbose)
+
+    def _add_endpoints(self, archive):
+        """The SavedModel's signatures (a subclass serves other inputs)."""
         spec = tf.TensorSpec([None], tf.string)
         archive.add_endpoint(
             "serve", lambda texts: self(texts, training=False), input_signature=[spec]
@@ -148,7 +153,6 @@ class AlbertTextModel(keras.Model):
             lambda text_a, text_b: self((text_a, text_b), training=False),
             input_signature=[spec, spec],
         )
-        archive.write_out(filepath, verbose=verbose)
 
     def export_serving(self, path):
         """Same as `export(path, verbose=False)`."""
@@ -196,6 +200,9 @@ def _check_fit(task_model, tokenizer, sequence_length):
 def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     """`AlbertTextModel(task_model, tokenizer, sequence_length)`: text in.
 
+    An `AlbertMultipleChoice` gets an `AlbertChoiceTextModel` (a context and
+    its options in).
+
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
         tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
@@ -212,4 +219,10 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     >>> model({"text_a": ["It rains."], "text_b": ["It is wet."]})["logits"].shape
     TensorShape([1, 3])
     """
+    if hasattr(task_model, "num_choices"):
+        from albert_keras.tokenizers.albert_choice_text_model import (
+            AlbertChoiceTextModel,
+        )
+
+        return AlbertChoiceTextModel(task_model, tokenizer, sequence_length, **kwargs)
     return AlbertTextModel(task_model, tokenizer, sequence_length, **kwargs)

@@ -54,12 +54,16 @@ def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
     make = choice_dataset if task == "choice" else text_dataset
     model = keras.saving.load_model(model_path)
     logits = model.predict(make(examples, tokenizer, length, 16), verbose=0)["logits"]
-    return float(np.mean(np.argmax(logits, -1) == [e["label"] for e in examples]))
+    accuracy = float(np.mean(np.argmax(logits, -1) == [e["label"] for e in examples]))
+    return accuracy, examples, logits
 
 
 # Three-way choice learns slowest from a random tiny model: more steps on
 # fewer examples, at a higher rate.
-CHOICE = dict(learning_rate=1e-2, max_train_examples=32, epochs=6, patience=6)
+# Its run also exports the text-in SavedModel (checked against the packed data).
+CHOICE = dict(
+    learning_rate=1e-2, max_train_examples=32, epochs=6, patience=6, export=True
+)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +91,7 @@ def test_classification_tasks(tmp_path, task, name, changes):
     baseline = result["baselines"]["majority_class"]["accuracy"]
     assert 0.2 < baseline < 0.7
     # The kept model scores what the run reported for its best epoch.
-    accuracy = _dev_accuracy(
+    accuracy, examples, logits = _dev_accuracy(
         os.path.join(out, "best.keras"),
         task,
         _task(name, "dev.jsonl"),
@@ -96,6 +100,18 @@ def test_classification_tasks(tmp_path, task, name, changes):
         result["labels"],
     )
     assert accuracy == pytest.approx(result["best"]["accuracy"])
+    if task == "choice":
+        # The SavedModel takes the raw context and options: the same scores as
+        # best.keras on choice_dataset's packing.
+        import tensorflow as tf
+
+        loaded = tf.saved_model.load(os.path.join(out, "savedmodel"))
+        served = loaded.serve(
+            tf.constant([e["context"] for e in examples]),
+            tf.constant([e["options"] for e in examples]),
+        )["logits"]
+        assert served.shape == logits.shape == (len(examples), 3)
+        np.testing.assert_allclose(served, logits, atol=1e-5)
 
 
 def test_regression_task(tmp_path):

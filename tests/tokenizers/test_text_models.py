@@ -130,3 +130,69 @@ def test_checks_what_the_model_can_take(spm_models):
         AlbertTextModel(short, tokenizer, 32)
     with pytest.raises(ValueError, match="only as a TensorFlow SavedModel"):
         AlbertTextModel(short, tokenizer, 16).export("x", format="onnx")
+
+
+CONTEXTS = ["Tom lent Ann his umbrella. Why?", "", "caf\u00e9 " * 300]
+OPTIONS = [
+    ["It was raining.", "He was hungry.", "x"],
+    ["", "a", "b"],
+    ["long " * 300, "short", "caf\u00e9 \x00"],
+]
+
+
+@pytest.fixture(scope="module")
+def choice_model(spm_models):
+    from albert_keras import AlbertMultipleChoice
+
+    tokenizer = AlbertTokenizer(spm_models["uncased"])
+    config = micro_config(vocab_size=3000, max_position_embeddings=32)
+    chooser = AlbertMultipleChoice(AlbertBackbone(config), num_choices=3)
+    return with_tokenizer(chooser, tokenizer, 32)
+
+
+def _choice_reference(model):
+    """Scores from choice_dataset's packing (the training data's) of the texts."""
+    from albert_keras.finetuning.task_datasets import choice_dataset
+
+    examples = [
+        {"context": c, "options": o, "label": 0}
+        for c, o in zip(CONTEXTS, OPTIONS, strict=True)
+    ]
+    features, _ = next(iter(choice_dataset(examples, model.tokenizer, 32, 8)))
+    return model.task_model(features)["logits"].numpy()
+
+
+def test_choice_text_model_scores_raw_options(choice_model, tmp_path):
+    from albert_keras.tokenizers import AlbertChoiceTextModel
+
+    assert isinstance(choice_model, AlbertChoiceTextModel)
+    expected = _choice_reference(choice_model)
+    inputs = {"context": CONTEXTS, "options": OPTIONS}
+    got = choice_model.predict(inputs, verbose=0)["logits"]
+    assert got.shape == (3, 3) and max_abs_diff(got, expected) < 1e-6
+    assert max_abs_diff(choice_model((CONTEXTS, OPTIONS))["logits"], expected) < 1e-6
+    # Each option is scored on its own: permuting options permutes the scores.
+    flipped = choice_model((CONTEXTS, [o[::-1] for o in OPTIONS]))["logits"]
+    assert max_abs_diff(flipped, expected[:, ::-1]) < 1e-6
+    path = tmp_path / "choice.keras"
+    choice_model.save(path)
+    restored = keras.saving.load_model(path)
+    assert isinstance(restored, AlbertChoiceTextModel)
+    assert max_abs_diff(restored(inputs)["logits"], expected) < 1e-6
+    choice_model.export(str(tmp_path / "serving"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "serving"))
+    served = loaded.serve(tf.constant(CONTEXTS), tf.constant(OPTIONS))["logits"]
+    assert max_abs_diff(served, expected) < 1e-5
+
+
+def test_choice_text_model_errors(choice_model):
+    from albert_keras.tokenizers import AlbertChoiceTextModel
+
+    with pytest.raises(ValueError, match="scores 3 options per context"):
+        choice_model((CONTEXTS, [o[:2] for o in OPTIONS]))
+    with pytest.raises(ValueError, match="Missing: \\['options'\\]"):
+        choice_model({"context": CONTEXTS})
+    with pytest.raises(tf.errors.InvalidArgumentError, match="batch of contexts"):
+        choice_model((CONTEXTS[:2], OPTIONS))
+    with pytest.raises(ValueError, match="feeds an AlbertMultipleChoice"):
+        AlbertChoiceTextModel(choice_model.task_model.backbone, choice_model.tokenizer)

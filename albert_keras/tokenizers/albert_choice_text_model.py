@@ -1,0 +1,119 @@
+"""`AlbertChoiceTextModel`: a multiple-choice model that takes raw text."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from albert_keras.tokenizers.albert_text_model import AlbertTextModel
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertChoiceTextModel(AlbertTextModel):
+    """A context and its options as strings in, one score per option out.
+
+    Each option is packed with its context, `[CLS] context [SEP] option
+    [SEP]` (`_truncate_seq_pair` cuts the longer side), exactly as
+    `choice_dataset` packs the training data, and the `[batch, choices,
+    length]` features go to an `AlbertMultipleChoice`.
+
+    - `model.predict({"context": [...], "options": [[...], ...]})` or
+      `model((contexts, options))`: contexts [batch], options [batch,
+      num_choices].
+    - `model.export(path)` writes a SavedModel whose signature
+      `serve(context, options)` takes `tf.string` tensors [batch] and [batch,
+      num_choices] and returns `logits` [batch, num_choices]. It runs with
+      TensorFlow and `import tensorflow_text`, without albert_keras.
+    - `model.save("m.keras")`: the vocabulary travels as an asset.
+
+    Args:
+        task_model: `AlbertMultipleChoice`.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
+        sequence_length: int. Packed length of each (context, option) pair.
+        dynamic_length: bool. Pad each batch only to its longest pair.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig, AlbertMultipleChoice
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> from albert_keras.tokenizers import AlbertTokenizer
+    >>> config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    >>> chooser = AlbertMultipleChoice(AlbertBackbone(config), num_choices=2)
+    >>> model = AlbertChoiceTextModel(chooser, AlbertTokenizer(SPM_MODEL_PATH), 32)
+    >>> model.predict(
+    ...     {"context": ["It rains."], "options": [["Take an umbrella.", "Sunbathe."]]},
+    ...     verbose=0,
+    ... )["logits"].shape
+    (1, 2)
+    """
+
+    def __init__(self, task_model, tokenizer, sequence_length=128, **kwargs):
+        num_choices = getattr(task_model, "num_choices", None)
+        if num_choices is None:
+            raise ValueError(
+                "AlbertChoiceTextModel feeds an AlbertMultipleChoice (a model with "
+                "`num_choices`); for classifiers and span QA use AlbertTextModel. "
+                f"Received: {type(task_model).__name__}"
+            )
+        super().__init__(task_model, tokenizer, sequence_length, **kwargs)
+
+    @property
+    def num_choices(self):
+        return self.task_model.num_choices
+
+    def pack(self, inputs):
+        """The task model's inputs (int32 [batch, choices, length]) for texts."""
+        if isinstance(inputs, dict):
+            missing = {"context", "options"} - set(inputs)
+            if missing:
+                raise ValueError(
+                    "A multiple-choice text model takes {'context': [batch], "
+                    f"'options': [batch, {self.num_choices}]}}. Missing: "
+                    f"{sorted(missing)}"
+                )
+            contexts, options = inputs["context"], inputs["options"]
+        elif isinstance(inputs, (tuple, list)) and len(inputs) == 2:
+            contexts, options = inputs
+        else:
+            raise ValueError(
+                "A multiple-choice text model takes (contexts, options) or "
+                "{'context': ..., 'options': ...}. Received: "
+                f"{type(inputs).__name__}"
+            )
+        contexts = tf.reshape(tf.convert_to_tensor(contexts, tf.string), [-1])
+        options = tf.convert_to_tensor(options, tf.string)
+        choices = self.num_choices
+        if options.shape.rank is not None and options.shape.rank != 2:
+            raise ValueError(
+                f"`options` must be [batch, {choices}] strings. Received rank "
+                f"{options.shape.rank}"
+            )
+        if options.shape[-1] is not None and options.shape[-1] != choices:
+            raise ValueError(
+                f"The model scores {choices} options per context. Received "
+                f"options of shape {options.shape.as_list()}"
+            )
+        batch = tf.shape(contexts)[0]
+        tf.debugging.assert_equal(
+            tf.shape(options),
+            tf.stack([batch, choices]),
+            message=f"options must be [batch of contexts, {choices}] strings",
+        )
+        repeated = tf.repeat(contexts, choices)
+        packed = self.packer(
+            self.tokenizer(repeated), self.tokenizer(tf.reshape(options, [-1]))
+        )
+        return {
+            key: tf.reshape(value, [batch, choices, tf.shape(value)[-1]])
+            for key, value in packed.items()
+        }
+
+    def _add_endpoints(self, archive):
+        """`serve(context [batch], options [batch, num_choices])` -> logits."""
+        archive.add_endpoint(
+            "serve",
+            lambda context, options: self((context, options), training=False),
+            input_signature=[
+                tf.TensorSpec([None], tf.string),
+                tf.TensorSpec([None, self.num_choices], tf.string),
+            ],
+        )
