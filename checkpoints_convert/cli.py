@@ -2,6 +2,7 @@
 
     albert-convert SRC --output model.keras [--model pretrainer] [--config CFG]
                    [--num-classes N] [--saved-model DIR] [--text-model LENGTH]
+                   [--null-threshold T]
     albert-convert --to-official model.keras --output DIR
     albert-convert --to-hf model.keras --output DIR [--vocab spiece.model]
 
@@ -74,9 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--text-model",
         type=int,
         metavar="SEQUENCE_LENGTH",
-        help="wrap a classifier or span_qa model with the release's tokenizer "
-        "(30k-clean.model or vocab_chinese.txt) so it takes raw strings; the "
-        "SavedModel then serves text",
+        help="wrap a classifier, multiple_choice, span_qa or squad_v2 model with "
+        "the release's tokenizer (30k-clean.model or vocab_chinese.txt) so it "
+        "takes raw strings (QA models: questions and contexts in, answers out, "
+        "windows of this length); the SavedModel then serves text",
+    )
+    parser.add_argument(
+        "--null-threshold",
+        type=float,
+        default=0.0,
+        help='QA text models: answer "" where the no-answer odds exceed this '
+        "(the best_f1_thresh of the official SQuAD 2.0 evaluation on dev)",
     )
     parser.add_argument(
         "--to-official",
@@ -133,16 +142,17 @@ def _to_keras(args):
 
 def _with_tokenizer(model, vocab, args):
     from albert_keras.tokenizers import (
-        AlbertTextModel,
         AlbertTokenizer,
         AlbertWordPieceTokenizer,
+        with_tokenizer,
     )
     from checkpoints_convert.conversion_error import ConversionError
 
-    if args.model not in ("classifier", "span_qa"):
+    qa = ("span_qa", "squad_v2")
+    if args.model not in ("classifier", "multiple_choice", *qa):
         raise ConversionError(
-            "--text-model wraps a classifier or span_qa model (inputs are packed "
-            f"texts). Received: --model {args.model}"
+            "--text-model wraps a classifier, multiple_choice, span_qa or "
+            f"squad_v2 model (inputs are texts). Received: --model {args.model}"
         )
     if vocab is None:
         raise ConversionError(
@@ -154,7 +164,18 @@ def _with_tokenizer(model, vocab, args):
     else:
         tokenizer = AlbertWordPieceTokenizer(vocab)
     _log(f"tokenizer: {vocab}")
-    return AlbertTextModel(model, tokenizer, args.text_model)
+    options = {}
+    if args.model in qa:
+        # The official run_squad defaults (64 question tokens), shortened
+        # where the windows leave no room for them.
+        options = dict(
+            max_query_length=max(1, min(64, args.text_model - 4)),
+            null_threshold=args.null_threshold,
+        )
+    try:
+        return with_tokenizer(model, tokenizer, args.text_model, **options)
+    except ValueError as e:
+        raise ConversionError(f"--text-model {args.text_model}: {e}") from None
 
 
 def _load_keras(args, flag):

@@ -65,8 +65,8 @@ def add_parser(subparsers):
     parser.add_argument(
         "--no-export",
         action="store_true",
-        help="skip savedmodel/ (all tasks but squad: the model with its "
-        "tokenizer, on strings)",
+        help="skip savedmodel/ (the model with its tokenizer, on strings; "
+        "squad: questions and contexts in, answers out)",
     )
     parser.set_defaults(run=run_finetune)
 

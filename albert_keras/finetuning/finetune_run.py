@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import shutil
 import time
@@ -358,10 +359,11 @@ def run_finetuning(
             an answer to keep (`keep_null_windows`); 1.0 keeps all.
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
-        export: for every task but squad, also write `savedmodel/`: the
-            best model with its tokenizer, on `tf.string`: `serve(texts)` and
-            `serve_pairs(text_a, text_b)` (classify, pair, regress) or
-            `serve(context, options)` (choice).
+        export: also write `savedmodel/`: the best model with its tokenizer,
+            on `tf.string`: `serve(texts)` and `serve_pairs(text_a, text_b)`
+            (classify, pair, regress), `serve(context, options)` (choice),
+            `serve(question, context)` -> answers (squad; the no-answer
+            threshold is the best epoch's `best_f1_thresh`).
         verbose: Keras progress bar (1) or not (0).
 
     Returns:
@@ -479,10 +481,18 @@ def run_finetuning(
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
-    if export and task != "squad" and epochs_run:
+    if export and epochs_run:
         from albert_keras.tokenizers.albert_text_model import with_tokenizer
 
-        text_model = with_tokenizer(model, tokenizer, sequence_length)
+        options = {}
+        if task == "squad":  # windows as in training; dev's no-answer threshold
+            options = dict(
+                doc_stride=doc_stride,
+                max_query_length=max_query_length,
+                max_answer_length=max_answer_length,
+                null_threshold=result["best"].get("best_f1_thresh", math.inf),
+            )
+        text_model = with_tokenizer(model, tokenizer, sequence_length, **options)
         text_model.export(os.path.join(output_dir, "savedmodel"), verbose=False)
     return result
 

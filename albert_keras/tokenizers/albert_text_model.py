@@ -201,13 +201,16 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     """`AlbertTextModel(task_model, tokenizer, sequence_length)`: text in.
 
     An `AlbertMultipleChoice` gets an `AlbertChoiceTextModel` (a context and
-    its options in).
+    its options in), an `AlbertSquadV2` or `AlbertSpanQA` an
+    `AlbertSpanTextModel` (questions and contexts in, answers out).
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
         tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
         sequence_length: packed length.
-        **kwargs: `dynamic_length`, `name`.
+        **kwargs: `dynamic_length`, `name`; for QA `doc_stride`,
+            `max_query_length`, `max_answer_length`, `n_best_size`,
+            `null_threshold`.
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
@@ -219,6 +222,13 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     >>> model({"text_a": ["It rains."], "text_b": ["It is wet."]})["logits"].shape
     TensorShape([1, 3])
     """
+    outputs = getattr(task_model, "output", None)
+    if isinstance(outputs, dict) and {"start_logits", "cls_logits"} & set(outputs):
+        from albert_keras.tokenizers.albert_span_text_model import (
+            AlbertSpanTextModel,
+        )
+
+        return AlbertSpanTextModel(task_model, tokenizer, sequence_length, **kwargs)
     if hasattr(task_model, "num_choices"):
         from albert_keras.tokenizers.albert_choice_text_model import (
             AlbertChoiceTextModel,

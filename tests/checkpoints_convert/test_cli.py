@@ -98,7 +98,7 @@ def test_text_model_takes_the_release_vocabulary(text_model_file):
     assert "tokenizer: " + os.path.join(release, "30k-clean.model") in err
     assert os.path.isfile(out)
     assert wrong_model == 2
-    assert "--text-model wraps a classifier or span_qa model" in err
+    assert "--text-model wraps a classifier, multiple_choice, span_qa or" in err
 
 
 def test_text_model_keras_file_reloads(text_model_file):
@@ -144,3 +144,42 @@ def test_text_model_of_a_chinese_release(tmp_path):
     ids = model.tokenizer(tf.constant(["三国演义，天下大势。"]))[0].numpy().tolist()
     assert ids == [vocabulary.index(c) for c in "三国演义，天下大势。"]
     assert model(tf.constant(["三国演义"]))["logits"].shape == (1, 2)
+
+
+def test_text_model_of_a_squad_v2_model_answers_questions(tmp_path):
+    """--text-model on an official run_squad_v2 checkpoint: questions and
+    contexts in, the same answers as the model it was written from."""
+    from albert_keras import AlbertBackbone, AlbertConfig, AlbertSquadV2
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tokenizers import (
+        AlbertSpanTextModel,
+        AlbertTokenizer,
+        with_tokenizer,
+    )
+    from checkpoints_convert import save_official_checkpoint
+
+    release = tmp_path / "squad_v2"
+    config = AlbertConfig.from_dict({**BASE_CONFIG, "vocab_size": 8000})
+    keras.utils.set_random_seed(5)
+    reader = AlbertSquadV2(AlbertBackbone(config), start_n_top=2, end_n_top=2)
+    save_official_checkpoint(reader, str(release / "model.ckpt-best"))
+    shutil.copy(SPM_MODEL_PATH, release / "30k-clean.model")
+    out = str(tmp_path / "qa.keras")
+    args = [str(release), "--model", "squad_v2", "--output", out, "--text-model"]
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        status = main([*args, "24", "--null-threshold", "1.5"])
+        too_short = main([*args, "4"])
+    assert status == 0, stderr.getvalue()
+    assert too_short == 2 and "--text-model 4: " in stderr.getvalue()
+    model = keras.saving.load_model(out)
+    assert isinstance(model, AlbertSpanTextModel) and model.null_threshold == 1.5
+    questions = ["Who came home?", "When?"]
+    contexts = ["Emma came home with Harriet after the ball. " * 4, "Yesterday."]
+    expected = with_tokenizer(
+        reader, AlbertTokenizer(SPM_MODEL_PATH), 24, max_query_length=20
+    )((questions, contexts))
+    got = model((questions, contexts))
+    assert any(got["best_span"].numpy())
+    assert got["best_span"].numpy().tolist() == expected["best_span"].numpy().tolist()
+    assert max_abs_diff(got["null_odds"], expected["null_odds"]) < 1e-5

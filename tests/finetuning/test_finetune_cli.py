@@ -139,7 +139,7 @@ def test_squad_heads(tmp_path, head):
         head=head,
         # v2 also drops half the windows without an answer (the null ones).
         null_window_fraction=0.5 if head == "v2" else 1.0,
-        **dict(FAST, sequence_length=96),
+        **dict(FAST, sequence_length=96, export=head == "v2"),
     )
     _check_run(result, out)
     assert {"exact", "f1", "best_f1", "best_f1_thresh"} <= set(result["best"])
@@ -154,6 +154,31 @@ def test_squad_heads(tmp_path, head):
     assert len(predictions) == FAST["max_dev_examples"]
     no_answer = result["baselines"]["always_no_answer"]["f1"]
     assert result["best"]["best_f1"] >= no_answer  # a threshold can say "" always
+    if head == "v2":
+        # savedmodel/ answers raw questions as the evaluation did, with the
+        # no-answer threshold chosen on dev.
+        import tensorflow as tf
+
+        with open(_task("disfl_qa", "dev.json")) as f:
+            raw = {
+                qa["id"]: (qa["question"], paragraph["context"])
+                for article in json.load(f)["data"]
+                for paragraph in article["paragraphs"]
+                for qa in paragraph["qas"]
+            }
+        ids = sorted(predictions)
+        loaded = tf.saved_model.load(os.path.join(out, "savedmodel"))
+        served = loaded.serve(
+            tf.constant([raw[i][0] for i in ids]), tf.constant([raw[i][1] for i in ids])
+        )
+        spans = [a.decode() for a in served["best_span"].numpy()]
+        assert spans == [predictions[i] for i in ids]
+        threshold = result["best"]["best_f1_thresh"]
+        answers = [a.decode() for a in served["answer"].numpy()]
+        odds = served["null_odds"].numpy()
+        assert answers == [
+            s if o <= threshold else "" for s, o in zip(spans, odds, strict=True)
+        ]
 
 
 def test_chinese_wordpiece_task(tmp_path):

@@ -1,0 +1,274 @@
+"""`AlbertSpanTextModel`: extractive QA on raw strings, answers out."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
+from albert_keras.tokenizers.albert_text_model import AlbertTextModel, _check_fit
+
+# The official SQuAD readers' whitespace (`is_whitespace`): words split here.
+_WHITESPACE = "[ \t\r\n\u202f]+"
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertSpanTextModel(AlbertTextModel):
+    """Questions and contexts as strings in, answer texts out.
+
+    Everything the fine-tuning evaluation does, in TensorFlow ops, so a
+    SavedModel answers questions: the context is split into whitespace words
+    and tokenized word by word (the official `doc_tokens`), packed into
+    sliding windows with the question (`AlbertSpanPacker`: `max_query_length`,
+    `doc_stride`, the maximum-context rule), and the task model's outputs are
+    decoded as `decode_spans` decodes them: for `AlbertSpanQA` the
+    `n_best_size` best starts and ends of every window, for `AlbertSquadV2`
+    its start_n_top x end_n_top beam; spans must lie in the context, end at
+    or after their start, have at most `max_answer_length` tokens and start
+    where the window gives the token its most context. The answer is the
+    context's words that the best span touches, joined by single spaces.
+
+    Outputs (one row per question):
+    - `answer`: the best span's words, or "" where `null_odds` exceeds
+      `null_threshold` (or no window holds a valid span);
+    - `best_span`: the best span's words, never thresholded;
+    - `null_odds`: the no-answer score, higher = more likely unanswerable
+      (`AlbertSquadV2`: the smallest answer-class logit over the windows;
+      `AlbertSpanQA`: the smallest `[CLS]` score minus the best span's); +inf
+      without a valid span;
+    - `score`: the best span's score; `start_token`, `end_token`: its first
+      and last token among the context's tokens (-1 without a span).
+
+    Use the `best_f1_thresh` that `albert-keras finetune --task squad` chose
+    on dev as `null_threshold`; `model.export(path)` writes a SavedModel with
+    `serve(question, context)` on `tf.string` [batch].
+
+    Args:
+        task_model: `AlbertSquadV2` or `AlbertSpanQA`.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
+        sequence_length: int. Window length (official 384).
+        doc_stride: int. Context tokens between window starts (128).
+        max_query_length: int. Question tokens kept (64).
+        max_answer_length: int. Longest answer in tokens (30).
+        n_best_size: int. Starts and ends kept per window (`AlbertSpanQA`).
+        null_threshold: float. Answer "" where `null_odds` is above it.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig, AlbertSquadV2
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> from albert_keras.tokenizers import AlbertTokenizer
+    >>> config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    >>> reader = AlbertSquadV2(AlbertBackbone(config))
+    >>> tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    >>> model = AlbertSpanTextModel(reader, tokenizer, 64, max_query_length=16)
+    >>> out = model({"question": ["Who came?"], "context": ["Emma came home."]})
+    >>> sorted(out)
+    ['answer', 'best_span', 'end_token', 'null_odds', 'score', 'start_token']
+    """
+
+    def __init__(
+        self,
+        task_model,
+        tokenizer,
+        sequence_length=384,
+        doc_stride=128,
+        max_query_length=64,
+        max_answer_length=30,
+        n_best_size=20,
+        null_threshold=0.0,
+        packer=None,
+        **kwargs,
+    ):
+        outputs = getattr(task_model, "output", None)
+        names = set(outputs) if isinstance(outputs, dict) else set()
+        if not ({"start_logits", "end_logits"} <= names or "cls_logits" in names):
+            raise ValueError(
+                "AlbertSpanTextModel reads the outputs of AlbertSquadV2 "
+                "(`start_top_index`, ..., `cls_logits`) or AlbertSpanQA "
+                f"(`start_logits`, `end_logits`). Received: "
+                f"{type(task_model).__name__} with outputs {sorted(names)}"
+            )
+        kwargs.pop("dynamic_length", None)
+        if packer is None:  # a loaded model passes its own (no vocabulary yet)
+            _check_fit(task_model, tokenizer, sequence_length)
+            packer = AlbertSpanPacker.for_tokenizer(
+                tokenizer,
+                sequence_length,
+                doc_stride=doc_stride,
+                max_query_length=max_query_length,
+                name="packer",
+            )
+        super().__init__(
+            task_model, tokenizer, sequence_length, packer=packer, **kwargs
+        )
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
+        self.max_answer_length = int(max_answer_length)
+        self.n_best_size = int(n_best_size)
+        self.null_threshold = float(null_threshold)
+        self.head = "v2" if "cls_logits" in names else "simple"
+
+    # --- text -> windows ------------------------------------------------------
+    def _questions_contexts(self, inputs):
+        if isinstance(inputs, dict):
+            missing = {"question", "context"} - set(inputs)
+            if missing:
+                raise ValueError(
+                    "A QA text model takes {'question': [batch], 'context': "
+                    f"[batch]}}. Missing: {sorted(missing)}"
+                )
+            inputs = (inputs["question"], inputs["context"])
+        if not (isinstance(inputs, (tuple, list)) and len(inputs) == 2):
+            raise ValueError(
+                "A QA text model takes (questions, contexts) or {'question': "
+                f"..., 'context': ...}}. Received: {type(inputs).__name__}"
+            )
+        questions, contexts = (
+            tf.reshape(tf.convert_to_tensor(t, tf.string), [-1]) for t in inputs
+        )
+        tf.debugging.assert_equal(
+            tf.shape(questions),
+            tf.shape(contexts),
+            message="one context per question: the batches differ in size",
+        )
+        return questions, contexts
+
+    def _words(self, contexts):
+        """Whitespace words of each context, ragged [batch, words]."""
+        words = tf.strings.split(tf.strings.regex_replace(contexts, _WHITESPACE, " "))
+        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+
+    def pack(self, inputs):
+        """The windows (`AlbertSpanPacker`'s dict) and the words of each context."""
+        questions, contexts = self._questions_contexts(inputs)
+        words = self._words(contexts)
+        pieces = self.tokenizer(words.flat_values)  # [all words, pieces]
+        per_context = tf.math.unsorted_segment_sum(
+            pieces.row_lengths(),
+            words.value_rowids(),
+            tf.shape(contexts, out_type=tf.int64)[0],
+        )
+        context = tf.RaggedTensor.from_row_lengths(pieces.flat_values, per_context)
+        windows = self.packer(self.tokenizer(questions), context)
+        # Every context token's word, numbered over the whole batch.
+        windows["_token_word"] = pieces.value_rowids()
+        windows["_context_starts"] = context.row_starts()
+        return windows, words
+
+    # --- windows -> answers ---------------------------------------------------
+    def _candidates(self, outputs):
+        """(starts, ends, scores) [windows, candidates] and each window's null."""
+        if self.head == "v2":
+            start_index = outputs["start_top_index"]
+            k = tf.shape(outputs["end_top_index"])[1] // tf.shape(start_index)[1]
+            starts = tf.repeat(start_index, k, axis=1)
+            ends = outputs["end_top_index"]
+            scores = (
+                tf.repeat(outputs["start_top_log_probs"], k, axis=1)
+                + outputs["end_top_log_probs"]
+            )
+            return starts, ends, scores, tf.reshape(outputs["cls_logits"], [-1])
+        start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]
+        n = tf.minimum(self.n_best_size, tf.shape(start_logits)[1])
+        start_values, start_index = tf.math.top_k(start_logits, n)
+        end_values, end_index = tf.math.top_k(end_logits, n)
+        starts = tf.repeat(start_index, n, axis=1)
+        ends = tf.tile(end_index, [1, n])
+        scores = tf.repeat(start_values, n, axis=1) + tf.tile(end_values, [1, n])
+        return starts, ends, scores, start_logits[:, 0] + end_logits[:, 0]
+
+    def _decode(self, windows, outputs, words):
+        batch = words.nrows(out_type=tf.int32)
+        starts, ends, scores, row_null = self._candidates(outputs)
+        starts, ends = tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)
+        scores = tf.cast(scores, tf.float32)
+        offset = windows["doc_offset"][:, None]
+        length = tf.reduce_sum(windows["segment_ids"], axis=1, keepdims=True) - 1
+        max_context = tf.gather(windows["token_is_max_context"], starts, batch_dims=1)
+        valid = (
+            (starts >= offset)
+            & (starts < offset + length)
+            & (ends >= offset)
+            & (ends < offset + length)
+            & (ends >= starts)
+            & (ends - starts + 1 <= self.max_answer_length)
+            & (max_context > 0)
+        )
+        scores = tf.where(valid, scores, -float("inf"))
+        pick = tf.argmax(scores, axis=1, output_type=tf.int32)
+        row_best = tf.gather(scores, pick, batch_dims=1)
+        example = windows["example_index"]
+        best = tf.math.unsorted_segment_max(row_best, example, batch)
+        # The first window holding the example's best span (as decode_spans).
+        rows = tf.range(tf.shape(example)[0])
+        first = tf.where(
+            (row_best == tf.gather(best, example)) & (row_best > -float("inf")),
+            rows,
+            tf.int32.max,
+        )
+        row = tf.math.unsorted_segment_min(first, example, batch)
+        found = row < tf.int32.max
+        row = tf.where(found, row, 0)
+        null = tf.math.unsorted_segment_min(
+            tf.cast(row_null, tf.float32), example, batch
+        )
+        if self.head == "simple":
+            null = null - best
+        null_odds = tf.where(found, null, float("inf"))
+
+        def context_token(candidates):
+            chosen = tf.gather(tf.gather(candidates, pick, batch_dims=1), row)
+            doc_start = tf.gather(windows["doc_start"], row)
+            position = chosen - tf.gather(windows["doc_offset"], row) + doc_start
+            return tf.where(found, position, -1)
+
+        start_token, end_token = context_token(starts), context_token(ends)
+        # Token -> word over the batch; the span's words, joined by spaces.
+        base = tf.cast(windows["_context_starts"], tf.int32)
+        token_word = tf.cast(windows["_token_word"], tf.int32)
+
+        def word(token):
+            return tf.gather(token_word, tf.maximum(base + token, 0))
+
+        first_word = tf.where(found, word(start_token), 0)
+        last_word = tf.where(found, word(end_token), -1)
+        span = tf.ragged.range(first_word, last_word + 1)
+        text = tf.strings.reduce_join(
+            tf.gather(words.flat_values, span), axis=-1, separator=" "
+        )
+        answer = tf.where(null_odds > self.null_threshold, "", text)
+        return {
+            "answer": answer,
+            "best_span": text,
+            "null_odds": null_odds,
+            "score": tf.where(found, best, -float("inf")),
+            "start_token": start_token,
+            "end_token": end_token,
+        }
+
+    def call(self, inputs, training=False):
+        windows, words = self.pack(inputs)
+        names = [name for name in self.task_model.input if name in windows]
+        outputs = self.task_model(
+            {name: windows[name] for name in names}, training=training
+        )
+        return self._decode(windows, outputs, words)
+
+    def _add_endpoints(self, archive):
+        """`serve(question [batch], context [batch])` -> answers."""
+        spec = tf.TensorSpec([None], tf.string)
+        archive.add_endpoint(
+            "serve",
+            lambda question, context: self((question, context), training=False),
+            input_signature=[spec, spec],
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "doc_stride": self.doc_stride,
+            "max_query_length": self.max_query_length,
+            "max_answer_length": self.max_answer_length,
+            "n_best_size": self.n_best_size,
+            "null_threshold": self.null_threshold,
+        }

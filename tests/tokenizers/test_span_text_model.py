@@ -1,0 +1,131 @@
+"""Extractive QA on raw strings: the in-graph decoding is the evaluation's."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from albert_test_case import max_abs_diff, micro_config, task_file
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA, AlbertSquadV2
+from albert_keras.finetuning.span_predictions import decode_spans
+from albert_keras.finetuning.squad_features import squad_features
+from albert_keras.finetuning.task_reader import read_squad_file
+from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tokenizers import (
+    AlbertSpanTextModel,
+    AlbertTokenizer,
+    with_tokenizer,
+)
+
+# Short windows: most disfl_qa contexts need several (stride, max context).
+LENGTH, STRIDE, QUERY, ANSWER = 48, 16, 12, 8
+
+
+@pytest.fixture(scope="module")
+def dev_questions():
+    examples, dataset, _ = read_squad_file(task_file("disfl_qa", "dev.json"), False)
+    contexts = {
+        qa["id"]: paragraph["context"]
+        for article in dataset
+        for paragraph in article["paragraphs"]
+        for qa in paragraph["qas"]
+    }
+    chosen = examples[:24]
+    return chosen, [e["question"] for e in chosen], [contexts[e["id"]] for e in chosen]
+
+
+def _reader(head):
+    keras.utils.set_random_seed(7)
+    config = micro_config(vocab_size=8000, max_position_embeddings=LENGTH)
+    backbone = AlbertBackbone(config)
+    if head == "v2":
+        return AlbertSquadV2(backbone, start_n_top=3, end_n_top=4)
+    return AlbertSpanQA(backbone)
+
+
+def _evaluation_answers(model, examples):
+    """What `albert-keras finetune` scores: squad_features, predict, decode_spans."""
+    features, maps = squad_features(examples, model.tokenizer, LENGTH, STRIDE, QUERY)
+    names = [name for name in model.task_model.input if name in features]
+    outputs = model.task_model.predict({n: features[n] for n in names}, verbose=0)
+    outputs = {k: np.asarray(v) for k, v in outputs.items()}
+    answers, odds = decode_spans(
+        features, maps, outputs, head=model.head, max_answer_length=ANSWER
+    )
+    index = range(len(examples))
+    return [answers[i] for i in index], np.array([odds[i] for i in index])
+
+
+@pytest.mark.parametrize("head", ["v2", "simple"])
+def test_answers_are_the_evaluation_decoding(dev_questions, head, tmp_path):
+    examples, questions, contexts = dev_questions
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    model = with_tokenizer(
+        _reader(head),
+        tokenizer,
+        LENGTH,
+        doc_stride=STRIDE,
+        max_query_length=QUERY,
+        max_answer_length=ANSWER,
+    )
+    assert isinstance(model, AlbertSpanTextModel) and model.head == head
+    expected, odds = _evaluation_answers(model, examples)
+    assert sum(a != "" for a in expected) >= 20  # random spans, mostly valid
+    out = model({"question": questions, "context": contexts})
+    got = [a.decode() for a in out["best_span"].numpy()]
+    assert got == expected
+    finite = np.isfinite(odds)
+    assert np.array_equal(np.isfinite(out["null_odds"].numpy()), finite)
+    assert max_abs_diff(out["null_odds"].numpy()[finite], odds[finite]) < 1e-4
+    # The span's tokens are the context's: words [first, last] of the answer.
+    starts, ends = out["start_token"].numpy(), out["end_token"].numpy()
+    assert np.all((ends >= starts) & (ends - starts < ANSWER) | (starts == -1))
+    # The threshold empties the answers whose no-answer odds are above it.
+    threshold = float(np.median(odds[finite]))
+    model.null_threshold = threshold
+    answers = [a.decode() for a in model((questions, contexts))["answer"].numpy()]
+    assert answers == [
+        e if o <= threshold else "" for e, o in zip(expected, odds, strict=True)
+    ]
+    assert 0 < sum(a == "" for a in answers) < len(answers)
+    # predict, .keras and a SavedModel served without albert_keras' Python.
+    predicted = model.predict({"question": questions, "context": contexts}, verbose=0)
+    assert [a.decode() for a in predicted["answer"]] == answers
+    model.save(tmp_path / "qa.keras")
+    restored = keras.saving.load_model(tmp_path / "qa.keras")
+    assert isinstance(restored, AlbertSpanTextModel)
+    assert restored.null_threshold == threshold
+    back = restored((questions, contexts))
+    assert [a.decode() for a in back["answer"].numpy()] == answers
+    model.export(str(tmp_path / "serving"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "serving"))
+    served = loaded.serve(tf.constant(questions), tf.constant(contexts))
+    assert [a.decode() for a in served["answer"].numpy()] == answers
+    assert max_abs_diff(served["score"], out["score"]) < 1e-5
+
+
+def test_odd_contexts_and_errors():
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    model = AlbertSpanTextModel(
+        _reader("v2"), tokenizer, LENGTH, doc_stride=STRIDE, max_query_length=QUERY
+    )
+    out = model(
+        (
+            ["Who?", "Where did Emma go?", ""],
+            ["", "Emma\twent\u202fto  Highbury\n\nyesterday.", "   "],
+        )
+    )
+    # No context: no window, no span, no answer.
+    assert out["answer"].numpy()[0] == b"" and out["start_token"].numpy()[0] == -1
+    assert np.isinf(out["null_odds"].numpy()[0])
+    assert out["answer"].numpy()[2] == b""
+    # Words are whitespace words (tabs, U+202F, newlines), joined by one space.
+    span = out["best_span"].numpy()[1].decode()
+    assert span and span in "Emma went to Highbury yesterday."
+    with pytest.raises(ValueError, match="Missing: \\['context'\\]"):
+        model({"question": ["Who?"]})
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one context per"):
+        model((["a", "b"], ["c"]))
+    classifier = AlbertClassifier(AlbertBackbone(micro_config(vocab_size=8000)), 2)
+    with pytest.raises(ValueError, match="reads the outputs of AlbertSquadV2"):
+        AlbertSpanTextModel(classifier, tokenizer, LENGTH)
