@@ -11,6 +11,7 @@ the no-answer threshold chosen on dev.
 """
 
 import argparse
+import json
 import os
 
 import keras
@@ -22,7 +23,7 @@ from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.squad_features import squad_dataset, squad_features
 from albert_keras.finetuning.task_reader import read_squad_file
 from albert_keras.models import AlbertSpanQA
-from albert_keras.tokenizers import load_tokenizer
+from albert_keras.tokenizers import load_tokenizer, with_tokenizer
 from albert_keras.training.optimizers import create_optimizer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -36,6 +37,7 @@ parser.add_argument("--vocab", help="default: beside --init, or the embedded one
 parser.add_argument("--head", default="v2", choices=["v2", "simple"])
 parser.add_argument("--train-questions", type=int, default=2000)
 parser.add_argument("--epochs", type=int, default=2)
+parser.add_argument("--output", default="runs/example_squad")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "disfl_qa")
@@ -82,3 +84,21 @@ print(
     f"threshold ({result['best_f1_thresh']:.2f}) F1 {result['best_f1']:.1f}; "
     f"always no answer: F1 {always_null['f1']:.1f}"
 )
+
+# Raw strings in, answers out: the same windows and decoding in TensorFlow ops,
+# with the no-answer threshold chosen on dev; the SavedModel serves it.
+reader = with_tokenizer(
+    model,
+    tokenizer,
+    windows["sequence_length"],
+    doc_stride=windows["doc_stride"],
+    max_query_length=windows["max_query_length"],
+    null_threshold=result["best_f1_thresh"],
+)
+with open(os.path.join(folder, "dev.json")) as f:
+    paragraph = json.load(f)["data"][0]["paragraphs"][0]
+question = paragraph["qas"][0]["question"]
+answer = reader({"question": [question], "context": [paragraph["context"]]})
+print(f"{question!r} -> {answer['answer'].numpy()[0].decode()!r}")
+os.makedirs(args.output, exist_ok=True)
+reader.export(os.path.join(args.output, "savedmodel"), verbose=False)
