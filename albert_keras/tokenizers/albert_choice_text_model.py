@@ -62,23 +62,9 @@ class AlbertChoiceTextModel(AlbertTextModel):
 
     def pack(self, inputs):
         """The task model's inputs (int32 [batch, choices, length]) for texts."""
-        if isinstance(inputs, dict):
-            missing = {"context", "options"} - set(inputs)
-            if missing:
-                raise ValueError(
-                    "A multiple-choice text model takes {'context': [batch], "
-                    f"'options': [batch, {self.num_choices}]}}. Missing: "
-                    f"{sorted(missing)}"
-                )
-            contexts, options = inputs["context"], inputs["options"]
-        elif isinstance(inputs, (tuple, list)) and len(inputs) == 2:
-            contexts, options = inputs
-        else:
-            raise ValueError(
-                "A multiple-choice text model takes (contexts, options) or "
-                "{'context': ..., 'options': ...}. Received: "
-                f"{type(inputs).__name__}"
-            )
+        contexts, options = self._two_inputs(
+            inputs, "context", "options", "A multiple-choice text model"
+        )
         contexts = tf.reshape(tf.convert_to_tensor(contexts, tf.string), [-1])
         options = tf.convert_to_tensor(options, tf.string)
         choices = self.num_choices

@@ -110,19 +110,7 @@ class AlbertSpanTextModel(AlbertTextModel):
 
     # --- text -> windows ------------------------------------------------------
     def _questions_contexts(self, inputs):
-        if isinstance(inputs, dict):
-            missing = {"question", "context"} - set(inputs)
-            if missing:
-                raise ValueError(
-                    "A QA text model takes {'question': [batch], 'context': "
-                    f"[batch]}}. Missing: {sorted(missing)}"
-                )
-            inputs = (inputs["question"], inputs["context"])
-        if not (isinstance(inputs, (tuple, list)) and len(inputs) == 2):
-            raise ValueError(
-                "A QA text model takes (questions, contexts) or {'question': "
-                f"..., 'context': ...}}. Received: {type(inputs).__name__}"
-            )
+        inputs = self._two_inputs(inputs, "question", "context", "A QA text model")
         questions, contexts = (
             tf.reshape(tf.convert_to_tensor(t, tf.string), [-1]) for t in inputs
         )

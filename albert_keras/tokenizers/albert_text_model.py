@@ -100,6 +100,24 @@ class AlbertTextModel(keras.Model):
         """
         return super().predict(self._as_tensors(x), *args, **kwargs)
 
+    @staticmethod
+    def _two_inputs(inputs, first, second, what):
+        """`(a, b)` from `{first: a, second: b}` or a 2-tuple; errors name both."""
+        if isinstance(inputs, dict):
+            missing = {first, second} - set(inputs)
+            if missing:
+                raise ValueError(
+                    f"{what} takes {{'{first}': ..., '{second}': ...}}. Missing: "
+                    f"{sorted(missing)}"
+                )
+            return inputs[first], inputs[second]
+        if isinstance(inputs, (tuple, list)) and len(inputs) == 2:
+            return tuple(inputs)
+        raise ValueError(
+            f"{what} takes ({first}, {second}) or {{'{first}': ..., "
+            f"'{second}': ...}}. Received: {type(inputs).__name__}"
+        )
+
     def pack(self, inputs):
         """The task model's inputs (dict of int32 [batch, length]) for texts."""
         if isinstance(inputs, dict):
