@@ -1,6 +1,8 @@
 """The `albert-keras` command.
 
 albert-keras info --preset base     parameter table, then a forward pass on text
+
+Also: create-data, pretrain, vocab, finetune, predict (`albert-keras -h`).
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.finetuning.finetune_cli import add_parser as add_finetune
 
     add_finetune(subparsers)
+    from albert_keras.finetuning.predict_cli import add_parser as add_predict
+
+    add_predict(subparsers)
     return parser
 
 

@@ -368,7 +368,11 @@ def run_finetuning(
 
     Returns:
         The dict written to `metrics.json`: `best` (dev metrics of the best
-        epoch), `epochs` (per epoch), `baselines`, `data` (reports), timing.
+        epoch), `epochs` (per epoch), `baselines`, `data` (reports), timing,
+        and `settings` (length, vocabulary, SQuAD options), which `albert-keras
+        predict` reads to prepare new inputs as training did. SQuAD runs also
+        write `dev_predictions.json` and `dev_null_odds.json` (the official
+        evaluation script's prediction and `--na-prob-file` formats).
     """
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from albert_keras.training.loss_curve_plot import LossCurvePlot
@@ -465,6 +469,22 @@ def run_finetuning(
         "epochs": history,
         "baselines": job.baselines(),
         "labels": job.labels if task in ("classify", "pair") else None,
+        # What `albert-keras predict` needs to prepare inputs as training did.
+        "settings": {
+            "sequence_length": sequence_length,
+            "batch_size": batch_size,
+            "vocab": os.path.basename(vocab),
+            **(
+                {
+                    "head": head,
+                    "doc_stride": doc_stride,
+                    "max_query_length": max_query_length,
+                    "max_answer_length": max_answer_length,
+                }
+                if task == "squad"
+                else {}
+            ),
+        },
         "data": {name: report.to_dict() for name, report in job.reports.items()},
         "train_examples": job.num_train,
         "train_seconds": train_seconds,
@@ -478,6 +498,8 @@ def run_finetuning(
         job.score(model)  # the best epoch's weights are back: its predictions
         with open(os.path.join(output_dir, "dev_predictions.json"), "w") as f:
             json.dump(job.last_predictions[0], f, indent=1)
+        with open(os.path.join(output_dir, "dev_null_odds.json"), "w") as f:
+            json.dump(job.last_predictions[1], f, indent=1)
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))

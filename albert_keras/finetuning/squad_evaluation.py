@@ -6,11 +6,19 @@ whitespace; the score of a question is the maximum over its gold answers; an
 unanswerable question's only gold answer is the empty string. Given no-answer
 probabilities, the best threshold is the one that maximises the total score
 when every question above it is answered with "".
+
+One departure: where answering nothing scores best, the official script
+reports the threshold 0.0, which answers every question whose odds are at or
+below 0, and ALBERT's no-answer odds are logit differences, often negative.
+Here that threshold is -inf, so that applying the reported threshold
+(`na_prob_threshold`, or a text model's `null_threshold`) gives the reported
+best score; the best scores themselves are the official ones.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 import re
 import string
 
@@ -62,7 +70,7 @@ def _best_threshold(predictions, scores, na_probs, has_answer):
     # Walk the questions by rising no-answer probability, in `na_probs` order
     # for ties, as the official script does.
     score = best = sum(1 for qid in scores if not has_answer[qid])
-    threshold = 0.0
+    threshold = -math.inf  # nothing answered (the official script says 0.0)
     for qid in sorted(na_probs, key=lambda q: na_probs[q]):
         if qid not in scores:
             continue
@@ -89,7 +97,8 @@ def squad_evaluate(dataset, predictions, na_probs=None, na_prob_threshold=1.0):
     Returns:
         dict with `exact`, `f1`, `total`, `HasAns_*` and `NoAns_*` (when there
         are such questions), and with `na_probs` also `best_exact`,
-        `best_exact_thresh`, `best_f1`, `best_f1_thresh`. Scores are percent.
+        `best_exact_thresh`, `best_f1`, `best_f1_thresh` (-inf where
+        answering nothing is best). Scores are percent.
         Questions without a prediction are counted in `missing` and skipped.
 
     Example:

@@ -81,7 +81,7 @@ def _check_text(text, optional=False):
     return None
 
 
-def read_task_file(path, task, label_names=None, num_choices=None):
+def read_task_file(path, task, label_names=None, num_choices=None, require_labels=True):
     """Examples of a JSON Lines task file, and what was skipped.
 
     Args:
@@ -93,6 +93,9 @@ def read_task_file(path, task, label_names=None, num_choices=None):
             training file and takes its distinct labels, sorted.
         num_choices: options per example for "choice"; None takes the first
             record's count.
+        require_labels: skip records without a `label` (training and dev);
+            False keeps them with `label` None (files to predict on). A label
+            that is there is checked either way.
 
     Returns:
         (examples, label_names, report): a list of dicts with `text_a`,
@@ -128,11 +131,15 @@ def read_task_file(path, task, label_names=None, num_choices=None):
             report.skip(number, "not a JSON object")
             continue
         if "label" not in record:
-            report.skip(number, "no label")
-            continue
+            if require_labels:
+                report.skip(number, "no label")
+                continue
+            record = dict(record, label=None)
         records.append((number, record))
     if task == "choice":
-        examples, num_choices = _choice_examples(records, report, num_choices)
+        examples, num_choices = _choice_examples(
+            records, report, num_choices, require_labels
+        )
         _check_kept(report, examples)
         return examples, num_choices, report
     if task in ("classify", "pair") and label_names is None:
@@ -154,7 +161,9 @@ def read_task_file(path, task, label_names=None, num_choices=None):
             report.skip(number, problem)
             continue
         label = record["label"]
-        if task == "regress":
+        if label is None and not require_labels:
+            pass
+        elif task == "regress":
             if isinstance(label, bool) or not isinstance(label, (int, float)):
                 report.skip(number, "label is not a number")
                 continue
@@ -176,7 +185,7 @@ def read_task_file(path, task, label_names=None, num_choices=None):
     return examples, (None if task == "regress" else label_names), report
 
 
-def _choice_examples(records, report, num_choices):
+def _choice_examples(records, report, num_choices, require_labels=True):
     examples = []
     for number, record in records:
         context, options = record.get("context"), record.get("options")
@@ -198,7 +207,9 @@ def _choice_examples(records, report, num_choices):
             report.skip(number, f"not {num_choices} options")
             continue
         label = record["label"]
-        if (
+        if label is None and not require_labels:
+            pass
+        elif (
             isinstance(label, bool)
             or not isinstance(label, int)
             or not 0 <= label < num_choices

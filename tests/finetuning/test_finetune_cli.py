@@ -58,6 +58,25 @@ def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
     return accuracy, examples, logits
 
 
+def _check_predictions(out, task, dev, result):
+    """`albert-keras predict` on the dev draw scores what the run's best epoch did."""
+    from albert_keras.finetuning.predict_run import run_prediction
+
+    predicted = run_prediction(
+        out, dev, max_examples=FAST["max_dev_examples"], verbose=0
+    )
+    assert predicted["task"] == task
+    assert predicted["examples"] == FAST["max_dev_examples"]
+    assert predicted["metrics"], predicted
+    for key, value in predicted["metrics"].items():
+        if key in result["best"]:
+            # (XLA in training, none here: float32 noise in near-constant scores)
+            assert value == pytest.approx(result["best"][key], abs=1e-4), key
+    with open(predicted["predictions"].replace(".jsonl", ".metrics.json")) as f:
+        assert json.load(f)["metrics"] == pytest.approx(predicted["metrics"])
+    return predicted
+
+
 # Three-way choice learns slowest from a random tiny model: more steps on
 # fewer examples, at a higher rate.
 # Its run also exports the text-in SavedModel (checked against the packed data).
@@ -100,6 +119,42 @@ def test_classification_tasks(tmp_path, task, name, changes):
         result["labels"],
     )
     assert accuracy == pytest.approx(result["best"]["accuracy"])
+    # `predict` on the same dev draw: the run's scores, a line per example
+    # with the label of the highest logit and softmax probabilities.
+    predicted = _check_predictions(out, task, _task(name, "dev.jsonl"), result)
+    with open(predicted["predictions"]) as f:
+        lines = [json.loads(line) for line in f]
+    assert [p["line"] for p in lines] == [e["line"] for e in examples]
+    softmax = np.exp(logits - logits.max(-1, keepdims=True))
+    softmax /= softmax.sum(-1, keepdims=True)
+    for p, row, probabilities in zip(lines, logits, softmax, strict=True):
+        if task == "choice":
+            assert p["label"] == int(np.argmax(row))
+            np.testing.assert_allclose(p["probabilities"], probabilities, atol=1e-5)
+        else:
+            assert p["label"] == result["labels"][int(np.argmax(row))]
+            served = [p["probabilities"][str(n)] for n in result["labels"]]
+            np.testing.assert_allclose(served, probabilities, atol=1e-5)
+    if task == "classify":
+        # Records without a label are predicted too (the same answers), and
+        # then nothing is scored.
+        unlabelled = tmp_path / "unlabelled.jsonl"
+        with open(_task(name, "dev.jsonl")) as f:
+            records = [json.loads(line) for line in f]
+        with open(unlabelled, "w") as f:
+            for record in records:
+                record.pop("label")
+                f.write(json.dumps(record) + "\n")
+        from albert_keras.finetuning.predict_run import run_prediction
+
+        blind = run_prediction(
+            out, str(unlabelled), max_examples=FAST["max_dev_examples"], verbose=0
+        )
+        assert blind["metrics"] is None and blind["labelled"] == 0
+        with open(blind["predictions"]) as f:
+            assert [json.loads(line)["label"] for line in f] == [
+                p["label"] for p in lines
+            ]
     if task == "choice":
         # The SavedModel takes the raw context and options: the same scores as
         # best.keras on choice_dataset's packing.
@@ -125,6 +180,7 @@ def test_regression_task(tmp_path):
     )
     _check_run(result, out)
     assert set(result["best"]) >= {"pearson", "spearman", "mse"}
+    _check_predictions(out, "regress", _task("rt_sentiment", "dev.jsonl"), result)
     assert result["baselines"]["train_mean"]["pearson"] == 0.0
 
 
@@ -154,6 +210,26 @@ def test_squad_heads(tmp_path, head):
     assert len(predictions) == FAST["max_dev_examples"]
     no_answer = result["baselines"]["always_no_answer"]["f1"]
     assert result["best"]["best_f1"] >= no_answer  # a threshold can say "" always
+    # `predict` applies dev's best threshold: on the same questions it scores
+    # the best F1 (the threshold reproduces it, -inf where "" everywhere won).
+    from albert_keras.finetuning.predict_run import run_prediction
+
+    predicted = run_prediction(
+        out,
+        _task("disfl_qa", "dev.json"),
+        max_examples=FAST["max_dev_examples"],
+        verbose=0,
+    )
+    assert predicted["metrics"]["f1"] == pytest.approx(result["best"]["best_f1"])
+    assert predicted["metrics"]["always_no_answer_f1"] == pytest.approx(no_answer)
+    with open(os.path.join(out, "dev_null_odds.json")) as f:
+        dev_odds = json.load(f)
+    threshold = result["best"]["best_f1_thresh"]
+    with open(predicted["predictions"]) as f:
+        assert json.load(f) == {
+            q: ("" if dev_odds[q] > threshold else text)
+            for q, text in predictions.items()
+        }
     if head == "v2":
         # savedmodel/ answers raw questions as the evaluation did, with the
         # no-answer threshold chosen on dev.
@@ -308,6 +384,24 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
         == 2
     )
     assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
+    # `albert-keras predict` on the run's folder, and its errors.
+    predict = [
+        "predict",
+        "--model",
+        str(out),
+        "--input",
+        _task("rt_sentiment", "dev.jsonl"),
+    ]
+    assert main([*predict, "--max-examples", "32"]) == 0
+    printed = capsys.readouterr().out
+    assert "32 predicted" in printed and "classify metrics: accuracy" in printed
+    assert os.path.isfile(out / "predictions-dev.jsonl")
+    assert main([*predict, "--task", "squad"]) == 2
+    assert "--task squad does not fit the model" in capsys.readouterr().err
+    assert main([*predict, "--max-seq-length", "512"]) == 2
+    assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
+    assert main(["predict", "--model", str(tmp_path), "--input", "x.jsonl"]) == 2
+    assert "has no best.keras" in capsys.readouterr().err
 
 
 def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):

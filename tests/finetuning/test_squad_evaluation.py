@@ -87,3 +87,22 @@ def test_best_threshold_over_a_subset_of_questions():
     assert result["best_exact"] == pytest.approx(100 * 2 / 3)
     assert result["best_exact_thresh"] == pytest.approx(0.1)
     assert result["missing"] == 2
+
+
+def test_when_answering_nothing_is_best_the_threshold_reproduces_it():
+    # Wrong answers to every question, no-answer odds that are logits (some
+    # negative, as ALBERT's are): answering "" everywhere is best (2 of 5, the
+    # two unanswerable). The official script reports the threshold 0.0, which
+    # would still answer a, b, c and d (odds <= 0); ours is -inf.
+    wrong = {"a": "x", "b": "y", "c": "z", "d": "w", "e": "v"}
+    odds = {"a": -2.0, "b": -1.0, "c": -0.5, "d": -0.2, "e": 2.0}
+    result = squad_evaluate(DATA, wrong, na_probs=odds)
+    assert result["best_f1"] == pytest.approx(40.0)
+    assert result["best_f1_thresh"] == -float("inf")
+    assert result["best_exact_thresh"] == -float("inf")
+    applied = squad_evaluate(
+        DATA, wrong, na_probs=odds, na_prob_threshold=result["best_f1_thresh"]
+    )
+    assert applied["f1"] == pytest.approx(result["best_f1"])
+    at_zero = squad_evaluate(DATA, wrong, na_probs=odds, na_prob_threshold=0.0)
+    assert at_zero["f1"] == pytest.approx(20.0)  # only e: the official 0.0 misleads

@@ -1,0 +1,79 @@
+"""`albert-keras predict`: a fine-tuned model on a task file -> predictions, metrics."""
+
+from __future__ import annotations
+
+from albert_keras.finetuning.task_reader import TASKS
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "predict",
+        help="predict a task file with a fine-tuned model (scored where labelled)",
+        description=(
+            "Run the best.keras of `albert-keras finetune` on a task file (e.g. a "
+            "test split) with the run's own preprocessing: its task, label set, "
+            "sequence length, vocabulary, SQuAD windows and the no-answer "
+            "threshold chosen on dev (from metrics.json beside the model). "
+            "Writes one prediction per record (SQuAD: question id -> answer and "
+            "the no-answer odds, the official evaluation's formats) and, where "
+            "the file has labels or answers, the task's metrics."
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="the --output-dir of `albert-keras finetune`, or a fine-tuned .keras",
+    )
+    parser.add_argument("--input", required=True, help="task file to predict")
+    parser.add_argument(
+        "--output",
+        help="predictions file (default: predictions-<input name>.jsonl beside the "
+        "model; .json for SQuAD)",
+    )
+    parser.add_argument(
+        "--task", choices=TASKS, help="default: the fine-tuning run's task"
+    )
+    parser.add_argument("--vocab", help="default: the one beside the model")
+    parser.add_argument(
+        "--max-seq-length", type=int, help="default: the fine-tuning run's"
+    )
+    parser.add_argument("--batch-size", type=int, help="default: the fine-tuning run's")
+    parser.add_argument(
+        "--null-threshold",
+        type=float,
+        help="SQuAD: answer '' above these no-answer odds (default: the run's "
+        "best_f1_thresh on dev)",
+    )
+    parser.add_argument(
+        "--max-examples", type=int, help="only a seeded draw of this many records"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(run=run_predict)
+
+
+def run_predict(args):
+    from albert_keras.finetuning.predict_run import run_prediction
+
+    result = run_prediction(
+        args.model,
+        args.input,
+        output=args.output,
+        task=args.task,
+        vocab=args.vocab,
+        sequence_length=args.max_seq_length,
+        batch_size=args.batch_size,
+        null_threshold=args.null_threshold,
+        max_examples=args.max_examples,
+        seed=args.seed,
+    )
+    skipped = sum(result["data"]["skipped"].values())
+    print(
+        f"{result['examples']} predicted ({skipped} records skipped: "
+        f"{result['data']['skipped'] or 'none'}) -> {result['predictions']}"
+    )
+    if result["metrics"] is None:
+        print("No labels in the input: predictions only.")
+    else:
+        text = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
+        print(f"{result['task']} metrics: {text}")
+    return 0
