@@ -107,6 +107,10 @@ def run_finetune(args):
     print(
         f"Wrote {args.output_dir}/best.keras, metrics.json, curves.png, "
         "history.csv, logs/ (TensorBoard)"
-        + ("" if args.no_export or args.task == "squad" else ", savedmodel/")
+        + (", dev_predictions.json, dev_null_odds.json" if args.task == "squad" else "")
+        + ("" if args.no_export else ", savedmodel/")
+    )
+    print(
+        f"Predict new data: albert-keras predict --model {args.output_dir} --input FILE"
     )
     return 0
