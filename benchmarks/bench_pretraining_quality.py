@@ -134,6 +134,14 @@ def parse_args(argv=None):
     )
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument(
+        "--reference-steps",
+        type=int,
+        default=10,
+        help="after training, time this many steps of ours and of keras-hub's "
+        "AlbertMaskedLM (MLM only) at the run's sizes, both with XLA, and print "
+        "the ratio (TensorFlow backend; 0: skip)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help="about a minute: 40 documents per corpus, 64 tokens, 30 steps",
@@ -643,6 +651,8 @@ def main(argv=None):
             "nsp_balanced": on["nsp"]["balanced_accuracy"],
             "sop_balanced": on["sop"]["balanced_accuracy"],
         }
+    if args.reference_steps and backend == "tensorflow":
+        results["keras_hub_reference"] = keras_hub_reference(args)
     results["summary"] = summarize(results, info)
     report(results)
     if args.out:
@@ -650,6 +660,36 @@ def main(argv=None):
         with open(args.out, "w") as f:
             json.dump(results, f, indent=2)
         print(f"Wrote {args.out}")
+
+
+def keras_hub_reference(args):
+    """Training throughput against keras-hub, measured in this run.
+
+    `bench_pretraining_step.compare` at this run's batch, length, masked
+    positions and model config: our `AlbertPretrainer` (MLM + SOP) and
+    keras-hub's `AlbertMaskedLM` (MLM only; keras-hub has no SOP head and no
+    n-gram data) fit the same synthetic batches, alternating rounds.
+    """
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_pretraining_step import compare, print_comparison
+
+    print(
+        f"\nSame-run reference: {args.reference_steps} steps x 3 rounds of "
+        f"{args.batch} x {args.seq_length}, {args.predictions} masked positions, "
+        "both with XLA:",
+        flush=True,
+    )
+    result = compare(
+        args.batch,
+        args.seq_length,
+        args.predictions,
+        args.reference_steps,
+        repeats=3,
+        config=model_config(args).to_dict(),
+        seed=args.seed,
+    )
+    print_comparison(result)
+    return result
 
 
 def summarize(results, info):
@@ -672,6 +712,14 @@ def summarize(results, info):
             f"training: {run['steps']} steps x {results['settings']['batch']} x "
             f"{results['settings']['seq_length']} in {run['seconds']:.0f} s, "
             f"{run['seq_per_s']:.1f} seq/s ({results['device']})"
+        )
+    reference = results.get("keras_hub_reference")
+    if reference:
+        lines.append(
+            f"training step vs keras-hub AlbertMaskedLM (MLM only) at these sizes, "
+            f"same run: {reference['ours_seq_per_s']:.1f} vs "
+            f"{reference['keras_hub_seq_per_s']:.1f} seq/s = "
+            f"{reference['ratio']:.2f}x ({reference['cpu_ratio']:.2f}x per CPU-second)"
         )
     if sop_key and nsp_key:
         sop, nsp = table[sop_key], table[nsp_key]
