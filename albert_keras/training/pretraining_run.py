@@ -148,6 +148,10 @@ def run_pretraining(
         *(extra_callbacks or []),
     ]
     epochs = -(-num_train_steps // steps_per_epoch)
+    if eval_dataset is not None and eval_steps is None:
+        # TFRecords have no known length, and Keras warns "Your input ran out
+        # of data" at the end of such a validation set: count its batches.
+        eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1)) or None
     start = time.perf_counter()
     if step < num_train_steps:
         model.fit(
@@ -163,6 +167,7 @@ def run_pretraining(
             validation_steps=eval_steps,
             callbacks=callbacks,
             verbose=verbose,
+            shuffle=False,  # the pipeline shuffles
         )
     seconds = time.perf_counter() - start
     metrics = {
