@@ -24,6 +24,7 @@ from albert_keras.finetuning.dev_evaluation import (
     DevEvaluation,
     classification_scores,
     regression_scores,
+    task_scores,
 )
 from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.task_reader import TASKS, read_squad_file, read_task_file
@@ -260,26 +261,19 @@ class _Task:
         outputs = model.predict(self.dev_data, verbose=0)
         if self.task == "squad":
             return self._squad_scores(outputs)
-        logits = np.asarray(outputs["logits"])
-        if self.task == "regress":
-            return regression_scores(self.dev_labels, logits)
-        num_classes = logits.shape[-1]
-        return classification_scores(self.dev_labels, logits, num_classes)
+        return task_scores(self.task, self.dev_labels, outputs["logits"])
 
     def _squad_scores(self, outputs):
-        from albert_keras.finetuning.span_predictions import decode_spans
+        from albert_keras.finetuning.span_predictions import answers_by_id
 
-        outputs = {k: np.asarray(v) for k, v in outputs.items()}
-        answers, null_odds = decode_spans(
+        predictions, odds = answers_by_id(
+            self.dev_examples,
             self.dev_features,
             self.dev_contexts,
             outputs,
             head=self.args["head"],
             max_answer_length=self.args["max_answer_length"],
         )
-        ids = {i: e["id"] for i, e in enumerate(self.dev_examples)}
-        predictions = {ids[i]: text for i, text in answers.items()}
-        odds = {ids[i]: value for i, value in null_odds.items()}
         self.last_predictions = (predictions, odds)
         result = squad_evaluate(self.dev_json, predictions, odds, 0.0)
         keep = ("exact", "f1", "best_exact", "best_f1", "best_f1_thresh")

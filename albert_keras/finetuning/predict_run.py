@@ -200,10 +200,7 @@ def _predict_texts(
     model, task, path, output, tokenizer, labels, settings, max_examples, seed, verbose
 ):
     from albert_keras.finetuning import task_datasets
-    from albert_keras.finetuning.dev_evaluation import (
-        classification_scores,
-        regression_scores,
-    )
+    from albert_keras.finetuning.dev_evaluation import task_scores
     from albert_keras.finetuning.task_reader import read_task_file
 
     length, batch = settings["sequence_length"], settings["batch_size"]
@@ -260,11 +257,7 @@ def _predict_texts(
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
     metrics = None
     if all(known):
-        gold = np.asarray([e["label"] for e in examples])
-        if task == "regress":
-            metrics = regression_scores(gold, logits[:, 0])
-        else:
-            metrics = classification_scores(gold, logits, logits.shape[-1])
+        metrics = task_scores(task, np.asarray([e["label"] for e in examples]), logits)
     return {
         "examples": len(examples),
         "labelled": int(sum(known)),
@@ -286,7 +279,7 @@ def _has_gold(dataset):
 def _predict_squad(
     model, path, output, tokenizer, settings, max_examples, seed, verbose
 ):
-    from albert_keras.finetuning.span_predictions import decode_spans
+    from albert_keras.finetuning.span_predictions import answers_by_id
     from albert_keras.finetuning.squad_evaluation import squad_evaluate
     from albert_keras.finetuning.squad_features import squad_dataset, squad_features
     from albert_keras.finetuning.task_reader import read_squad_file
@@ -303,20 +296,15 @@ def _predict_squad(
     )
     head = settings["head"]
     data = squad_dataset(features, settings["batch_size"], head=head)
-    outputs = {
-        k: np.asarray(v) for k, v in model.predict(data, verbose=verbose).items()
-    }
-    spans, null_odds = decode_spans(
+    best_spans, odds = answers_by_id(
+        examples,
         features,
         contexts,
-        outputs,
+        model.predict(data, verbose=verbose),
         head=head,
         max_answer_length=settings.get("max_answer_length", 30),
     )
     threshold = settings["null_threshold"]
-    ids = [e["id"] for e in examples]
-    best_spans = {ids[i]: text for i, text in spans.items()}
-    odds = {ids[i]: value for i, value in null_odds.items()}
     answers = {
         q: ("" if odds[q] > threshold else text) for q, text in best_spans.items()
     }

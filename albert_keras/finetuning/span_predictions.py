@@ -126,3 +126,29 @@ def decode_spans(
             if head == "simple":
                 null[example] = null[example] - best_score
     return best, {k: float(v) for k, v in null.items()}
+
+
+def answers_by_id(
+    examples, features, contexts, outputs, head="v2", max_answer_length=30
+):
+    """`decode_spans` keyed by question id, as SQuAD evaluation takes them.
+
+    Args:
+        examples: the questions (`read_squad_file`), in `features`' order.
+        features, contexts: `squad_features` of those questions.
+        outputs: the model's outputs over the windows (arrays or tensors).
+        head, max_answer_length: as `decode_spans`.
+
+    Returns:
+        (answers, null_odds): dicts question id -> best non-empty answer ("" if
+        no valid span) and -> no-answer score.
+    """
+    outputs = {k: np.asarray(v) for k, v in outputs.items()}
+    answers, null_odds = decode_spans(
+        features, contexts, outputs, head=head, max_answer_length=max_answer_length
+    )
+    ids = [e["id"] for e in examples]
+    return (
+        {ids[i]: text for i, text in answers.items()},
+        {ids[i]: value for i, value in null_odds.items()},
+    )
