@@ -87,6 +87,13 @@ def parse_args(argv=None):
     )
     parser.add_argument("--dupe-factor", type=int, default=2)
     parser.add_argument(
+        "--vocab-size",
+        type=int,
+        help="train a SentencePiece vocabulary of this many pieces on the "
+        "training documents (held-out ones excluded) instead of using the "
+        "embedded austen-8k.model, which splits news text into many more pieces",
+    )
+    parser.add_argument(
         "--held-out-every", type=int, default=10, help="hold out every k-th document"
     )
     parser.add_argument(
@@ -177,28 +184,6 @@ def parse_args(argv=None):
 # === Data (TensorFlow: the package's create-data) ===
 
 
-def split_corpora(corpus_dir, folder, every, max_documents=None):
-    """Writes train.txt and held_out.txt: every `every`-th document held out whole."""
-    from albert_keras.pretraining.text_documents import read_documents
-
-    os.makedirs(folder, exist_ok=True)
-    train, held = [], []
-    counts = {}
-    for name in CORPORA:
-        documents = read_documents(os.path.join(corpus_dir, name))
-        documents = documents[:max_documents] if max_documents else documents
-        held_docs = documents[every - 1 :: every]
-        train.extend(d for i, d in enumerate(documents) if i % every != every - 1)
-        held.extend(held_docs)
-        counts[name] = {"documents": len(documents), "held_out": len(held_docs)}
-    paths = {}
-    for split, docs in (("train", train), ("held_out", held)):
-        paths[split] = os.path.join(folder, f"{split}.txt")
-        with open(paths[split], "w", encoding="utf-8") as f:
-            f.write("\n\n".join("\n".join(doc) for doc in docs) + "\n")
-    return paths, counts
-
-
 def records_to_arrays(pattern, seq_length, predictions, limit=None):
     """The held-out records as NumPy feature arrays (the first `limit`)."""
     import numpy as np
@@ -231,6 +216,7 @@ def prepare(args):
         f"data-{args.seq_length}-{args.predictions}-dupe{args.dupe_factor}"
         f"-every{args.held_out_every}-docs{args.max_documents or 'all'}-s{args.seed}"
         + ("-sentences" if args.split_sentences else "")
+        + (f"-vocab{args.vocab_size}" if args.vocab_size else "")
         + (f"-evaldupe{args.eval_dupe_factor}" if args.eval_dupe_factor != 1 else "")
     )
     folder = os.path.join(args.work_dir, name)
@@ -239,15 +225,26 @@ def prepare(args):
         with open(done) as f:
             print(f"Reusing the data in {folder}")
             return json.load(f)
-    texts, counts = split_corpora(
-        args.corpus_dir,
+    from albert_keras.pretraining.text_documents import hold_out_documents
+
+    train, held_out, counts = hold_out_documents(
+        [os.path.join(args.corpus_dir, name) for name in CORPORA],
         os.path.join(folder, "text"),
         args.held_out_every,
         args.max_documents,
     )
-    info = {"folder": folder, "documents": counts, "vocab": SPM_MODEL_PATH}
+    texts = {"train": train, "held_out": held_out}
+    vocab = SPM_MODEL_PATH
+    if args.vocab_size:
+        from albert_keras.tokenizers.vocabulary import train_sentencepiece
+
+        vocab = train_sentencepiece(
+            texts["train"], os.path.join(folder, "vocab"), args.vocab_size
+        )
+        print(f"Trained {vocab} ({args.vocab_size} pieces) on the training documents")
+    info = {"folder": folder, "documents": counts, "vocab": vocab}
     common = dict(
-        vocab=SPM_MODEL_PATH,
+        vocab=vocab,
         max_seq_length=args.seq_length,
         max_predictions_per_seq=args.predictions,
         split_sentences=args.split_sentences,
@@ -309,7 +306,7 @@ def write_features(args, info):
                 limit,
             )
             for k, v in features.items():
-                # Ids fit int16 (8000 pieces), masks int8: a small file to carry.
+                # Ids fit int16 (vocabularies up to 32767), masks int8: small.
                 if k in ("input_ids", "masked_lm_ids", "masked_lm_positions"):
                     v = v.astype(np.int16)
                 elif v.dtype != np.float32:
@@ -347,7 +344,7 @@ def model_config(args):
 
     # The embedded SentencePiece vocabulary has 8000 pieces.
     return AlbertConfig.from_preset("albert_small").replace(
-        vocab_size=8000,
+        vocab_size=args.vocab_size or 8000,
         max_position_embeddings=max(args.seq_length, 128),
         hidden_dropout_prob=args.dropout,
         attention_probs_dropout_prob=args.dropout,
@@ -475,9 +472,7 @@ def train_on_records(args, info, task):
     )
     # The vocabulary beside pretrainer.keras, as `albert-keras pretrain`
     # writes it: `albert-keras finetune --init .../pretrainer.keras` finds it.
-    from albert_keras.sample_text import SPM_MODEL_PATH
-
-    shutil.copy(SPM_MODEL_PATH, os.path.join(output_dir, "vocab.model"))
+    shutil.copy(info["vocab"], os.path.join(output_dir, "vocab.model"))
     return metrics["model"], timer, metrics["train_seconds"]
 
 
@@ -574,7 +569,8 @@ def main(argv=None):
     backend = keras.backend.backend()
     device = _device_name(backend)
     results = {
-        "config": "albert_small (H=256, L=4, E=128, I=1024, 4 heads), vocab 8000",
+        "config": "albert_small (H=256, L=4, E=128, I=1024, 4 heads), "
+        f"vocab {args.vocab_size or 8000}",
         "backend": backend,
         "device": device,
         "settings": {
@@ -589,6 +585,7 @@ def main(argv=None):
                 "warmup_fraction",
                 "dropout",
                 "dupe_factor",
+                "vocab_size",
                 "held_out_every",
                 "split_sentences",
                 "max_documents",

@@ -7,7 +7,6 @@ reports MLM and SOP accuracy on held-out chapters next to a unigram baseline.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -35,6 +34,20 @@ def add_parsers(subparsers):
         "the embedded corpus",
     )
     _data_arguments(pretrain)
+    pretrain.add_argument(
+        "--held-out-every",
+        type=int,
+        help="hold out every k-th document of each --input file (whole) and "
+        "report MLM and SOP accuracy on them (default: 10 for the embedded "
+        "corpus, none for --input)",
+    )
+    pretrain.add_argument(
+        "--vocab-size",
+        type=int,
+        help="train a SentencePiece vocabulary of this many pieces on the "
+        "training documents first (instead of --vocab; the embedded "
+        "austen-8k.model fits 19th-century English prose, not other text)",
+    )
     pretrain.add_argument("--records", help="TFRecords to train on (skip create-data)")
     pretrain.add_argument("--eval-records", help="held-out TFRecords")
     pretrain.add_argument(
@@ -79,27 +92,79 @@ def _resolve_defaults(args):
         args.steps = 400 if embedded else 1000
 
 
-def _data_options(args):
+def _data_options(args, vocab):
     from albert_keras.pretraining.create_data_cli import data_options
 
     _resolve_defaults(args)
-    return dict(data_options(args), vocab=args.vocab or SPM_MODEL_PATH)
+    return dict(data_options(args), vocab=vocab)
 
 
-def split_embedded_corpus(folder, every=10):
-    """Writes the embedded corpus as train.txt and eval.txt (every 10th chapter)."""
-    os.makedirs(folder, exist_ok=True)
-    with gzip.open(CORPUS_PATH, "rt", encoding="utf-8") as f:
-        documents = [d for d in f.read().split("\n\n") if d.strip()]
-    train = [d for i, d in enumerate(documents) if i % every != every - 1]
-    held = [d for i, d in enumerate(documents) if i % every == every - 1]
-    paths = []
-    for name, docs in (("train.txt", train), ("eval.txt", held)):
-        path = os.path.join(folder, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n\n".join(docs) + "\n")
-        paths.append(path)
-    return paths
+def _check_arguments(args):
+    if args.vocab_size is not None:
+        if args.vocab:
+            raise ValueError(
+                "Pass --vocab (an existing vocabulary) or --vocab-size (train "
+                "one on the input), not both."
+            )
+        if args.records:
+            raise ValueError(
+                "--vocab-size trains a vocabulary for new records; --records "
+                "are already tokenized: pass the --vocab they were made with."
+            )
+    if args.held_out_every is not None and args.records:
+        raise ValueError(
+            "--held-out-every splits --input text; with --records pass the "
+            "held-out set as --eval-records."
+        )
+
+
+def _prepare_text(args, data_dir):
+    """The training files and held-out file (or None) for create-data."""
+    from albert_keras.pretraining.text_documents import hold_out_documents
+
+    every = args.held_out_every or (None if args.input else 10)
+    if every is None:
+        return list(args.input), None
+    train, held, counts = hold_out_documents(
+        args.input or [CORPUS_PATH], os.path.join(data_dir, "text"), every
+    )
+    kept = sum(c["documents"] - c["held_out"] for c in counts.values())
+    held_count = sum(c["held_out"] for c in counts.values())
+    print(f"Held out {held_count} of {kept + held_count} documents (every {every}th)")
+    return [train], held
+
+
+def _vocabulary(args, data_dir, train_files):
+    """The vocabulary file: --vocab, one trained on the training text, or the
+    embedded one."""
+    if args.vocab_size is None:
+        if args.input and not args.vocab:
+            print(
+                "Tokenizing with the embedded austen-8k.model (8000 pieces from "
+                "Jane Austen's novels); for other text, --vocab-size 16000 trains "
+                "a vocabulary on the input.",
+                flush=True,
+            )
+        return args.vocab or SPM_MODEL_PATH
+    from albert_keras.tokenizers.vocabulary import train_sentencepiece
+
+    prefix = os.path.join(data_dir, "vocab")
+    if not os.path.exists(prefix + ".model"):  # trained once, kept on resume
+        if train_files is None:
+            raise ValueError(
+                f"The data in {data_dir} was made without --vocab-size: resume "
+                "without it, or start a new run in another --output-dir."
+            )
+        print(
+            f"Training a {args.vocab_size}-piece SentencePiece vocabulary ...",
+            flush=True,
+        )
+        train_sentencepiece(
+            train_files, prefix + ".tmp", args.vocab_size, lowercase=args.lowercase
+        )
+        for suffix in (".vocab", ".model"):
+            os.replace(prefix + ".tmp" + suffix, prefix + suffix)
+    return prefix + ".model"
 
 
 def _check_vocabulary_size(config, vocab, vocabulary_size):
@@ -135,7 +200,14 @@ def run_pretrain(args):
     )
     from albert_keras.tokenizers import load_tokenizer, with_tokenizer
 
-    vocab = args.vocab or SPM_MODEL_PATH
+    _check_arguments(args)
+    records, eval_records = args.records, args.eval_records
+    data_dir = os.path.join(output_dir, "data")
+    done = os.path.join(data_dir, "stats.json")
+    inputs = held = None
+    if records is None and not os.path.exists(done):
+        inputs, held = _prepare_text(args, data_dir)
+    vocab = _vocabulary(args, data_dir, inputs)
     tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
     vocabulary_size = int(tokenizer.vocabulary_size())
     if args.config:
@@ -144,32 +216,29 @@ def run_pretrain(args):
         # A preset takes the size of the vocabulary it is trained with.
         config = config.replace(vocab_size=vocabulary_size)
     config = config.replace(max_position_embeddings=max(args.max_seq_length, 128))
-    records, eval_records = args.records, args.eval_records
     if records is None:
-        data_dir = os.path.join(output_dir, "data")
-        done = os.path.join(data_dir, "stats.json")
         if not os.path.exists(done):
-            if args.input:
-                inputs, held = args.input, None
-            else:
-                inputs, held = split_embedded_corpus(os.path.join(data_dir, "text"))
-                inputs = [inputs]
             print("Creating pretraining data ...", flush=True)
+            # The embedded corpus has a paragraph per line: cut into sentences.
+            split = args.split_sentences or not args.input
             stats = create_pretraining_data(
                 inputs,
                 os.path.join(data_dir, "train", ""),
-                split_sentences=args.split_sentences or not args.input,
-                **_data_options(args),
+                split_sentences=split,
+                **_data_options(args, vocab),
             )
             print(format_stats(stats))
             if held:
                 options = dict(
-                    _data_options(args), dupe_factor=1, seed=args.seed + 1, num_shards=1
+                    _data_options(args, vocab),
+                    dupe_factor=1,
+                    seed=args.seed + 1,
+                    num_shards=1,
                 )
                 create_pretraining_data(
                     [held],
                     os.path.join(data_dir, "eval", ""),
-                    split_sentences=True,
+                    split_sentences=split,
                     verbose=False,
                     **options,
                 )
@@ -242,8 +311,9 @@ def run_pretrain(args):
         metrics["eval_mlm_unigram_baseline"] = baseline
         with open(os.path.join(output_dir, "metrics.json"), "w") as f:
             json.dump(metrics, f, indent=2)
+        held_out = "documents" if args.input else "chapters"
         print(
-            f"\nHeld-out chapters: MLM accuracy {metrics['eval_mlm_accuracy']:.3f} "
+            f"\nHeld-out {held_out}: MLM accuracy {metrics['eval_mlm_accuracy']:.3f} "
             f"(unigram baseline {baseline:.3f}), SOP accuracy "
             f"{metrics['eval_sop_accuracy']:.3f} (chance 0.5)"
         )

@@ -79,3 +79,70 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
     if current:
         documents.append(current)
     return documents
+
+
+def hold_out_documents(
+    input_files, folder: str, every: int = 10, max_documents: int | None = None
+):
+    """Splits text files into training and held-out documents (whole documents).
+
+    Every `every`-th document of each file is held out, so the held-out
+    text shares no paragraph with the training text. The documents keep
+    their lines; the two files are in the input format again.
+
+    Args:
+        input_files: paths or glob patterns of UTF-8 text files (`.gz` too).
+        folder: where `train.txt` and `held_out.txt` are written.
+        every: hold out documents `every - 1`, `2 * every - 1`, ... (>= 2).
+        max_documents: use only the first this many documents of each file.
+
+    Returns:
+        `(train_path, held_out_path, counts)`, `counts` mapping each file's
+        name to `{"documents": n, "held_out": k}`.
+
+    Raises:
+        ValueError: `every` below 2, unreadable files, or no document held
+            out (fewer than `every` documents in every file).
+
+    Example:
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> docs = "\\n\\n".join(f"Paragraph {i}.\\nAnother." for i in range(4))
+    >>> _ = (folder / "corpus.txt").write_text(docs)
+    >>> train, held, counts = hold_out_documents([str(folder / "corpus.txt")],
+    ...                                         str(folder / "split"), every=2)
+    >>> counts["corpus.txt"], open(held).read().split("\\n")[0]
+    ({'documents': 4, 'held_out': 2}, 'Paragraph 1.')
+    """
+    from albert_keras.pretraining.pretraining_data import expand_inputs
+
+    if not isinstance(every, int) or every < 2:
+        raise ValueError(
+            "Hold out every k-th document with k >= 2 (k=10 keeps 90% for "
+            f"training). Received: every={every!r}"
+        )
+    train, held, counts = [], [], {}
+    for path in expand_inputs(input_files):
+        documents = read_documents(path)[:max_documents]
+        held_docs = documents[every - 1 :: every]
+        train.extend(d for i, d in enumerate(documents) if i % every != every - 1)
+        held.extend(held_docs)
+        counts[os.path.basename(path)] = {
+            "documents": len(documents),
+            "held_out": len(held_docs),
+        }
+    if not held or not train:
+        total = sum(c["documents"] for c in counts.values())
+        raise ValueError(
+            f"Holding out every {every}-th document leaves "
+            f"{'no held-out' if not held else 'no training'} document: the input "
+            f"has {total} document(s) (a blank line ends a document). Lower the "
+            "held-out period or add documents."
+        )
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for name, docs in (("train.txt", train), ("held_out.txt", held)):
+        paths.append(os.path.join(folder, name))
+        with open(paths[-1], "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(doc) for doc in docs) + "\n")
+    return paths[0], paths[1], counts

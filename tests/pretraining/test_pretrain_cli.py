@@ -85,6 +85,83 @@ def test_bad_arguments_are_clear(tmp_path, capsys):
     assert "No input file matches" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--vocab", "v.model", "--vocab-size", "500"], "not both"),
+        (["--records", "r/*.tfrecord", "--vocab-size", "500"], "already tokenized"),
+        (["--records", "r/*.tfrecord", "--held-out-every", "5"], "--eval-records"),
+        (["--held-out-every", "300"], "leaves no held-out document"),
+    ],
+)
+def test_bad_vocabulary_and_held_out_flags_are_clear(tmp_path, capsys, extra, message):
+    args = ["pretrain", "--output-dir", str(tmp_path / "run"), *extra]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def _brown_documents(count, paragraphs):
+    from albert_test_case import shared_data_dir
+
+    from albert_keras.pretraining.text_documents import read_documents
+
+    path = os.path.join(shared_data_dir(), "pretrain", "en_brown.txt")
+    return [doc[:paragraphs] for doc in read_documents(path)[:count]]
+
+
+def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, capsys):
+    """`--input` English text with `--vocab-size` and `--held-out-every`: the
+    vocabulary is learned from the training documents only, the held-out
+    documents are scored, and a resumed run keeps the vocabulary."""
+    import sentencepiece as spm
+
+    from albert_keras.tokenizers.vocabulary import train_sentencepiece
+
+    documents = _brown_documents(12, 12)
+    corpus = tmp_path / "brown.txt"
+    corpus.write_text(
+        "\n\n".join("\n".join(doc) for doc in documents) + "\n", encoding="utf-8"
+    )
+    out = str(tmp_path / "run")
+    args = ["pretrain", "--input", str(corpus), "--output-dir", out]
+    args += ["--vocab-size", "400", "--held-out-every", "4", "--preset", "albert_tiny"]
+    args += ["--max-seq-length", "32", "--max-predictions-per-seq", "4"]
+    args += ["--batch-size", "4", "--steps-per-epoch", "2", "--save-every", "2"]
+    args += ["--no-jit"]
+    assert main(args + ["--steps", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "Held out 3 of 12 documents (every 4th)" in printed
+    assert "Held-out documents: MLM accuracy" in printed
+    metrics = json.load(open(os.path.join(out, "metrics.json")))
+    assert 0.0 <= metrics["eval_sop_accuracy"] <= 1.0
+
+    # The same pieces as a vocabulary trained on documents 0-2, 4-6, 8-10.
+    train_text = tmp_path / "expected_train.txt"
+    kept = [doc for i, doc in enumerate(documents) if i % 4 != 3]
+    train_text.write_text(
+        "\n\n".join("\n".join(doc) for doc in kept) + "\n", encoding="utf-8"
+    )
+    expected = spm.SentencePieceProcessor(
+        model_file=train_sentencepiece(str(train_text), str(tmp_path / "ref"), 400)
+    )
+    vocab_path = os.path.join(out, "vocab.model")
+    written = spm.SentencePieceProcessor(model_file=vocab_path)
+
+    def pieces(processor):
+        return {processor.id_to_piece(i) for i in range(processor.get_piece_size())}
+
+    assert pieces(written) == pieces(expected)
+    model = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
+    assert model.backbone.config.vocab_size == 400
+
+    # Resuming keeps the vocabulary the records were made with.
+    trained_at = os.path.getmtime(os.path.join(out, "data", "vocab.model"))
+    assert main(args + ["--steps", "4"]) == 0
+    assert "Resuming from step 2" in capsys.readouterr().out
+    assert os.path.getmtime(os.path.join(out, "data", "vocab.model")) == trained_at
+    assert pieces(spm.SentencePieceProcessor(model_file=vocab_path)) == pieces(expected)
+
+
 def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
     config = tmp_path / "albert_config.json"
     AlbertConfig.from_preset("albert_tiny", vocab_size=30000).to_json_file(str(config))

@@ -1,0 +1,40 @@
+"""`hold_out_documents`: whole documents held out, the rest kept for training."""
+
+import pytest
+
+from albert_keras.pretraining.text_documents import hold_out_documents, read_documents
+
+
+def _write(path, documents):
+    path.write_text(
+        "\n\n".join("\n".join(doc) for doc in documents) + "\n", encoding="utf-8"
+    )
+    return str(path)
+
+
+def test_every_kth_document_of_each_file_is_held_out_whole(tmp_path):
+    first = [[f"a{i} one.", f"a{i} two."] for i in range(7)]
+    second = [[f"b{i}."] for i in range(3)]
+    files = [_write(tmp_path / "a.txt", first), _write(tmp_path / "b.txt", second)]
+    train, held, counts = hold_out_documents(files, str(tmp_path / "split"), every=3)
+    assert counts == {
+        "a.txt": {"documents": 7, "held_out": 2},
+        "b.txt": {"documents": 3, "held_out": 1},
+    }
+    assert read_documents(held) == [first[2], first[5], second[2]]
+    expected = [d for i, d in enumerate(first) if i % 3 != 2] + second[:2]
+    assert read_documents(train) == expected
+    # The first documents only, for short runs.
+    _, held, counts = hold_out_documents(files, str(tmp_path / "s2"), 2, 4)
+    assert read_documents(held) == [first[1], first[3], second[1]]
+    assert counts["a.txt"] == {"documents": 4, "held_out": 2}
+
+
+def test_too_few_documents_or_a_bad_period_is_a_clear_error(tmp_path):
+    path = _write(tmp_path / "a.txt", [["one."], ["two."]])
+    with pytest.raises(ValueError, match="leaves no held-out document.*has 2 doc"):
+        hold_out_documents([path], str(tmp_path / "s"), every=3)
+    with pytest.raises(ValueError, match="k >= 2"):
+        hold_out_documents([path], str(tmp_path / "s"), every=1)
+    with pytest.raises(ValueError, match="No input file matches"):
+        hold_out_documents([str(tmp_path / "none*.txt")], str(tmp_path / "s"))
