@@ -1,7 +1,8 @@
 """Pretraining quality of the small config on held-out documents, and Table 5.
 
 The small config (H=256, L=4, E=128, I=1024, 4 heads; the `albert_small`
-preset with the embedded 8000-piece vocabulary) is pretrained on the English
+preset with the embedded 8000-piece vocabulary, or with `--vocab-size N` one
+trained on the training documents) is pretrained on the English
 corpora in `shared/data/pretrain` (en_austen, en_brown, en_news) twice with
 the package's own code: once on SOP data and once on NSP data
 (`random_next_sentence`), same steps, batch, schedule and seed. Every
