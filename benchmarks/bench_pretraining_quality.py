@@ -95,6 +95,11 @@ def parse_args(argv=None):
         "embedded austen-8k.model, which splits news text into many more pieces",
     )
     parser.add_argument(
+        "--vocab",
+        help="a SentencePiece .model to use instead (e.g. the vocab.model of an "
+        "earlier --vocab-size run, to continue its model with --init-model)",
+    )
+    parser.add_argument(
         "--held-out-every", type=int, default=10, help="hold out every k-th document"
     )
     parser.add_argument(
@@ -171,6 +176,15 @@ def parse_args(argv=None):
         args.seq_length, args.predictions = 64, 10
         args.steps, args.batch = 30, 16
         args.eval_instances, args.dupe_factor = 256, 1
+    if args.vocab and args.vocab_size:
+        parser.error("pass --vocab or --vocab-size, not both")
+    if args.vocab:
+        import sentencepiece as spm
+
+        size = spm.SentencePieceProcessor(model_file=args.vocab).get_piece_size()
+        args.vocab_size, args.train_vocab = size, False
+    else:
+        args.train_vocab = bool(args.vocab_size)
     args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip() != "none"]
     if not set(args.tasks) <= set(TASKS) or not (args.tasks or args.pretrained):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
@@ -217,7 +231,8 @@ def prepare(args):
         f"data-{args.seq_length}-{args.predictions}-dupe{args.dupe_factor}"
         f"-every{args.held_out_every}-docs{args.max_documents or 'all'}-s{args.seed}"
         + ("-sentences" if args.split_sentences else "")
-        + (f"-vocab{args.vocab_size}" if args.vocab_size else "")
+        + (f"-vocab{args.vocab_size}" if args.train_vocab else "")
+        + (f"-{os.path.basename(args.vocab)}" if args.vocab else "")
         + (f"-evaldupe{args.eval_dupe_factor}" if args.eval_dupe_factor != 1 else "")
     )
     folder = os.path.join(args.work_dir, name)
@@ -235,8 +250,8 @@ def prepare(args):
         args.max_documents,
     )
     texts = {"train": train, "held_out": held_out}
-    vocab = SPM_MODEL_PATH
-    if args.vocab_size:
+    vocab = args.vocab or SPM_MODEL_PATH
+    if args.train_vocab:
         from albert_keras.tokenizers.vocabulary import train_sentencepiece
 
         vocab = train_sentencepiece(
