@@ -178,13 +178,6 @@ def parse_args(argv=None):
         args.eval_instances, args.dupe_factor = 256, 1
     if args.vocab and args.vocab_size:
         parser.error("pass --vocab or --vocab-size, not both")
-    if args.vocab:
-        import sentencepiece as spm
-
-        size = spm.SentencePieceProcessor(model_file=args.vocab).get_piece_size()
-        args.vocab_size, args.train_vocab = size, False
-    else:
-        args.train_vocab = bool(args.vocab_size)
     args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip() != "none"]
     if not set(args.tasks) <= set(TASKS) or not (args.tasks or args.pretrained):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
@@ -231,7 +224,7 @@ def prepare(args):
         f"data-{args.seq_length}-{args.predictions}-dupe{args.dupe_factor}"
         f"-every{args.held_out_every}-docs{args.max_documents or 'all'}-s{args.seed}"
         + ("-sentences" if args.split_sentences else "")
-        + (f"-vocab{args.vocab_size}" if args.train_vocab else "")
+        + (f"-vocab{args.vocab_size}" if args.vocab_size else "")
         + (f"-{os.path.basename(args.vocab)}" if args.vocab else "")
         + (f"-evaldupe{args.eval_dupe_factor}" if args.eval_dupe_factor != 1 else "")
     )
@@ -240,7 +233,9 @@ def prepare(args):
     if os.path.exists(done):
         with open(done) as f:
             print(f"Reusing the data in {folder}")
-            return json.load(f)
+            info = json.load(f)
+        info.setdefault("vocab_size", _pieces(info["vocab"]))
+        return info
     from albert_keras.pretraining.text_documents import hold_out_documents
 
     train, held_out, counts = hold_out_documents(
@@ -251,14 +246,20 @@ def prepare(args):
     )
     texts = {"train": train, "held_out": held_out}
     vocab = args.vocab or SPM_MODEL_PATH
-    if args.train_vocab:
+    if args.vocab_size:
         from albert_keras.tokenizers.vocabulary import train_sentencepiece
 
         vocab = train_sentencepiece(
             texts["train"], os.path.join(folder, "vocab"), args.vocab_size
         )
         print(f"Trained {vocab} ({args.vocab_size} pieces) on the training documents")
-    info = {"folder": folder, "documents": counts, "vocab": vocab}
+    info = {
+        "folder": folder,
+        "documents": counts,
+        "vocab": vocab,
+        # The model's vocab_size; in features.npz too, for --features runs.
+        "vocab_size": _pieces(vocab),
+    }
     common = dict(
         vocab=vocab,
         max_seq_length=args.seq_length,
@@ -305,6 +306,12 @@ def prepare(args):
     with open(done, "w") as f:
         json.dump(info, f, indent=2)
     return info
+
+
+def _pieces(vocab):
+    import sentencepiece as spm
+
+    return spm.SentencePieceProcessor(model_file=vocab).get_piece_size()
 
 
 def write_features(args, info):
@@ -358,9 +365,8 @@ def load_features(path):
 def model_config(args):
     from albert_keras import AlbertConfig
 
-    # The embedded SentencePiece vocabulary has 8000 pieces.
     return AlbertConfig.from_preset("albert_small").replace(
-        vocab_size=args.vocab_size or 8000,
+        vocab_size=args.pieces,
         max_position_embeddings=max(args.seq_length, 128),
         hidden_dropout_prob=args.dropout,
         attention_probs_dropout_prob=args.dropout,
@@ -577,6 +583,9 @@ def main(argv=None):
             }
             for task in TASKS
         }
+    # The size of the vocabulary the data was made with (features.npz of
+    # earlier versions, without the entry, used the embedded 8000 pieces).
+    args.pieces = info.get("vocab_size", 8000)
     import keras
     import numpy as np
 
@@ -586,7 +595,7 @@ def main(argv=None):
     device = _device_name(backend)
     results = {
         "config": "albert_small (H=256, L=4, E=128, I=1024, 4 heads), "
-        f"vocab {args.vocab_size or 8000}",
+        f"vocab {args.pieces}",
         "backend": backend,
         "device": device,
         "settings": {
