@@ -2,6 +2,7 @@
 
 from albert_keras.layers.activations import gelu_tanh, get_activation
 from albert_keras.layers.albert_attention import AlbertAttention
+from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.albert_feed_forward import AlbertFeedForward
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.masked_lm_head import MaskedLMHead
@@ -12,6 +13,7 @@ from albert_keras.layers.transformer_block import TransformerBlock
 
 __all__ = [
     "AlbertAttention",
+    "AlbertDropout",
     "AlbertFeedForward",
     "FactorizedEmbedding",
     "MaskedLMHead",

@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from albert_keras.layers.albert_dropout import AlbertDropout
+
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class AlbertAttention(keras.layers.Layer):
@@ -75,10 +77,10 @@ class AlbertAttention(keras.layers.Layer):
         self.key = dense("key")
         self.value = dense("value")
         self.output_dense = dense("output")
-        self.attention_dropout_layer = keras.layers.Dropout(
+        self.attention_dropout_layer = AlbertDropout(
             attention_dropout, dtype=self.dtype_policy, name="attention_dropout"
         )
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout = AlbertDropout(
             dropout, dtype=self.dtype_policy, name="output_dropout"
         )
         self.layer_norm = keras.layers.LayerNormalization(

@@ -3,6 +3,7 @@
 import keras
 
 from albert_keras.layers.activations import get_activation
+from albert_keras.layers.albert_dropout import AlbertDropout
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -55,7 +56,7 @@ class AlbertFeedForward(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="output",
         )
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = AlbertDropout(
             dropout, dtype=self.dtype_policy, name="dropout"
         )
         self.layer_norm = keras.layers.LayerNormalization(

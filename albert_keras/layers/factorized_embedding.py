@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from albert_keras.layers.albert_dropout import AlbertDropout
+
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class FactorizedEmbedding(keras.layers.Layer):
@@ -56,7 +58,7 @@ class FactorizedEmbedding(keras.layers.Layer):
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=self.dtype_policy, name="layer_norm"
         )
-        self.dropout_layer = keras.layers.Dropout(
+        self.dropout_layer = AlbertDropout(
             dropout, dtype=self.dtype_policy, name="dropout"
         )
         self.projection = None

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from albert_keras.layers.albert_dropout import AlbertDropout
+
 _NEG = 1e30
 
 
@@ -85,7 +87,7 @@ class SquadV2Head(keras.layers.Layer):
         )
         self.end_dense_1 = dense(1, "end_dense_1")
         self.answer_dense_0 = dense(hidden_size, "answer_dense_0", "tanh")
-        self.answer_dropout = keras.layers.Dropout(
+        self.answer_dropout = AlbertDropout(
             dropout, dtype=self.dtype_policy, name="answer_dropout"
         )
         self.answer_dense_1 = dense(1, "answer_dense_1", use_bias=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.models.task_model import TaskModel
 
 
@@ -41,7 +42,7 @@ class AlbertClassifier(TaskModel):
         config = backbone.config
         # === Layers ===
         self.backbone = backbone
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout = AlbertDropout(
             dropout, dtype=backbone.dtype_policy, name="output_dropout"
         )
         self.classifier = keras.layers.Dense(

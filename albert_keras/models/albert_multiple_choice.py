@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.models.task_model import TaskModel
 
 
@@ -55,7 +56,7 @@ class AlbertMultipleChoice(TaskModel):
         config = backbone.config
         # === Layers ===
         self.backbone = backbone
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout = AlbertDropout(
             dropout, dtype=backbone.dtype_policy, name="output_dropout"
         )
         self.choice_head = keras.layers.Dense(
