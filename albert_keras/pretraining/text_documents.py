@@ -98,7 +98,8 @@ def hold_out_documents(
 
     Returns:
         `(train_path, held_out_path, counts)`, `counts` mapping each file's
-        name to `{"documents": n, "held_out": k}`.
+        name (its path where two inputs share a name) to
+        `{"documents": n, "held_out": k}`.
 
     Raises:
         ValueError: `every` below 2, unreadable files, or no document held
@@ -122,15 +123,18 @@ def hold_out_documents(
             f"training). Received: every={every!r}"
         )
     train, held, counts = [], [], {}
-    for path in expand_inputs(input_files):
+    paths = expand_inputs(input_files)
+    names = [os.path.basename(path) for path in paths]
+    if len(set(names)) < len(names):  # same name in two folders: full paths
+        names = paths
+    for path, name in zip(paths, names, strict=True):
         documents = read_documents(path)[:max_documents]
         held_docs = documents[every - 1 :: every]
         train.extend(d for i, d in enumerate(documents) if i % every != every - 1)
         held.extend(held_docs)
-        counts[os.path.basename(path)] = {
-            "documents": len(documents),
-            "held_out": len(held_docs),
-        }
+        count = counts.setdefault(name, {"documents": 0, "held_out": 0})
+        count["documents"] += len(documents)  # a file given twice adds up
+        count["held_out"] += len(held_docs)
     if not held or not train:
         total = sum(c["documents"] for c in counts.values())
         raise ValueError(

@@ -38,3 +38,18 @@ def test_too_few_documents_or_a_bad_period_is_a_clear_error(tmp_path):
         hold_out_documents([path], str(tmp_path / "s"), every=1)
     with pytest.raises(ValueError, match="No input file matches"):
         hold_out_documents([str(tmp_path / "none*.txt")], str(tmp_path / "s"))
+
+
+def test_files_with_the_same_name_are_counted_apart(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    files = [
+        _write(tmp_path / "x" / "news.txt", [[f"x{i}."] for i in range(4)]),
+        _write(tmp_path / "y" / "news.txt", [[f"y{i}."] for i in range(6)]),
+    ]
+    _, held, counts = hold_out_documents(files, str(tmp_path / "split"), every=2)
+    assert counts == {
+        files[0]: {"documents": 4, "held_out": 2},
+        files[1]: {"documents": 6, "held_out": 3},
+    }
+    assert read_documents(held) == [["x1."], ["x3."], ["y1."], ["y3."], ["y5."]]
