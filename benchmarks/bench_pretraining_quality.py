@@ -83,8 +83,7 @@ def parse_args(argv=None):
         type=float,
         default=0.0,
         help="hidden and attention dropout while training (the small config has "
-        "none; with XLA on CPU dropout halves the step rate, so pair it with "
-        "--no-jit)",
+        "none; AlbertDropout keeps it fast under XLA)",
     )
     parser.add_argument("--dupe-factor", type=int, default=2)
     parser.add_argument(

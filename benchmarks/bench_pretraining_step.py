@@ -7,6 +7,7 @@ sequences/s of each and the ratio. keras-hub has no SOP head, so ours does
 strictly more work per step.
 
     python benchmarks/bench_pretraining_step.py [--steps 30] [--repeats 3]
+    python benchmarks/bench_pretraining_step.py --dropout 0.1   # v1 configs
 """
 
 from __future__ import annotations
@@ -54,26 +55,54 @@ def synthetic(batch, length, predictions, steps, seed=0, vocab=30000):
     return x, ids, weights, sop
 
 
+class _StepClock(keras.callbacks.Callback):
+    """Wall-clock time of each training step (the ends of consecutive batches).
+
+    A per-batch callback also makes `fit` wait for every step, as it does with
+    a progress bar or any per-step logging. Without one, Keras 3 hands the
+    batch-end work to a thread pool, and on this 2-core machine steps then
+    took a variable 1.0-1.3 times as long (whole runs at 47 seq/s where the
+    same model stepped at 61), in both libraries.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.ends = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.ends.append(time.perf_counter())
+
+
 def time_fits(runs, steps, repeats):
     """Median steps per second of each (model, dataset), in alternating rounds.
 
-    Returns two lists: steps per wall-clock second, and steps per second of
-    this process's CPU time (user + system, all threads). Alternating keeps
-    slow drifts of a shared machine from favouring whichever model runs last;
-    the CPU-time rate hardly moves when other jobs share the cores, where the
-    wall-clock rate does.
+    Returns two lists: steps per wall-clock second (from the median step
+    time of all rounds, `_StepClock`), and steps per second of this process's
+    CPU time (user + system, all threads). Alternating keeps slow drifts of a
+    shared machine from favouring whichever model runs last; the CPU-time
+    rate hardly moves when other jobs share the cores, where the wall-clock
+    rate does.
     """
     for model, dataset in runs:
         model.fit(dataset, steps_per_epoch=3, epochs=1, verbose=0)  # compile
-    wall = [[] for _ in runs]
+    step_times = [[] for _ in runs]
     cpu = [[] for _ in runs]
     for _ in range(repeats):
         for i, (model, dataset) in enumerate(runs):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0)
-            wall[i].append(steps / (time.perf_counter() - start))
+            clock = _StepClock()
+            start_cpu = time.process_time()
+            model.fit(
+                dataset,
+                steps_per_epoch=steps,
+                epochs=1,
+                verbose=0,
+                callbacks=[clock],
+            )
             cpu[i].append(steps / (time.process_time() - start_cpu))
-    return [statistics.median(r) for r in wall], [statistics.median(r) for r in cpu]
+            step_times[i].extend(np.diff(clock.ends).tolist())
+    return [1 / statistics.median(t) for t in step_times], [
+        statistics.median(r) for r in cpu
+    ]
 
 
 def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
@@ -181,12 +210,32 @@ def main():
     parser.add_argument("--predictions", type=int, default=20)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--dropout",
+        type=float,
+        default=0.0,
+        help="hidden and attention dropout of both models (v1 configs: 0.1)",
+    )
     parser.add_argument("--output", help="write the results as JSON here")
     args = parser.parse_args()
+    config = None
+    if args.dropout:
+        config = {
+            "hidden_dropout_prob": args.dropout,
+            "attention_probs_dropout_prob": args.dropout,
+        }
     result = compare(
-        args.batch, args.length, args.predictions, args.steps, args.repeats
+        args.batch,
+        args.length,
+        args.predictions,
+        args.steps,
+        args.repeats,
+        config=config,
     )
-    result["config"] = "small (H=256, L=4, E=128, I=1024, 4 heads), vocab 30000"
+    result["config"] = (
+        "small (H=256, L=4, E=128, I=1024, 4 heads), vocab 30000, "
+        f"dropout {args.dropout}"
+    )
     print_comparison(result, target=1.2)
     if args.output:
         with open(args.output, "w") as f:
