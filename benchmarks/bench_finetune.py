@@ -412,10 +412,11 @@ def main():
         "device": _device(),
         "tasks": rows,
     }
-    print(
-        f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}"
-        f"{'ratio':>8}  baseline (target)"
-    )
+    if rows:
+        print(
+            f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}"
+            f"{'ratio':>8}  baseline (target)"
+        )
     for row in rows:
         pre, rand = row.get("pretrained"), row.get("random")
         # SQuAD F1 on its own 0-100 scale, as its baseline is printed.
