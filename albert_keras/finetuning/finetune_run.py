@@ -117,6 +117,27 @@ def load_backbone(init, vocabulary_size, max_position=None):
     return backbone
 
 
+def reuse_task_head(model, path):
+    """Starts `model` from the whole task model in `path` when it is the same.
+
+    A `.keras` of the same class with weights of the same shapes (e.g. a
+    SQuAD model warmed up on `albert-keras cloze-qa` questions, fine-tuned
+    again on real ones) gives its head too; anything else (a pretrainer, a
+    classifier with other labels) gives only its backbone, already loaded.
+
+    Returns: a line saying which.
+    """
+    loaded = keras.saving.load_model(path, compile=False)
+    ours, theirs = model.get_weights(), loaded.get_weights()
+    same = type(loaded) is type(model) and [w.shape for w in ours] == [
+        w.shape for w in theirs
+    ]
+    if not same:
+        return f"--init {path}: backbone reused, new {type(model).__name__} head"
+    model.set_weights(theirs)
+    return f"--init {path}: the whole {type(model).__name__} reused, head included"
+
+
 def _optimizer(learning_rate, total_steps, warmup_fraction):
     from albert_keras.training.optimizers import create_optimizer
 
@@ -396,6 +417,8 @@ def run_finetuning(
             "pass a smaller --max-seq-length."
         )
     model, losses, loss_weights = job.build(backbone)
+    if init.endswith(".keras"):
+        print(reuse_task_head(model, init), flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-job.num_train // batch_size) * epochs

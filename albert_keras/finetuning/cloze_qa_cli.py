@@ -1,0 +1,78 @@
+"""`albert-keras cloze-qa`: SQuAD 2.0 cloze questions from plain text files.
+
+albert-keras cloze-qa --input corpus.txt --output cloze.json --dev-output cloze-dev.json
+"""
+
+from __future__ import annotations
+
+import glob
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "cloze-qa",
+        help="SQuAD 2.0 cloze questions from text, to warm up a QA head",
+        description=(
+            "Make SQuAD 2.0 JSON from plain text (the pretraining input format): "
+            "a name, year or number in a sentence becomes a question word, the "
+            "words around it the question, and its place in the passage the "
+            "answer; questions from another passage of the document are "
+            "unanswerable. Fine-tune on it (`albert-keras finetune --task "
+            "squad`), then on your real questions with --init its best.keras: "
+            "a small pretrained model learns span QA from few labelled "
+            "questions only after such a warm-up."
+        ),
+    )
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        required=True,
+        metavar="FILE_OR_GLOB",
+        help="UTF-8 text files (.gz too): a paragraph per line, a blank line "
+        "between documents",
+    )
+    parser.add_argument("--output", required=True, help="training SQuAD JSON")
+    parser.add_argument(
+        "--dev-output", help="also a dev SQuAD JSON from other documents"
+    )
+    parser.add_argument(
+        "--dev-documents",
+        type=int,
+        default=200,
+        help="documents for --dev-output (default: %(default)s)",
+    )
+    parser.add_argument("--questions-per-passage", type=int, default=3)
+    parser.add_argument(
+        "--unanswerable", type=float, default=1 / 3, help="share (default: 1/3)"
+    )
+    parser.add_argument("--min-words", type=int, default=100, help="passage length")
+    parser.add_argument("--max-words", type=int, default=200, help="passage length")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(run=run)
+
+
+def run(args):
+    from albert_keras.finetuning.cloze_question_generator import (
+        ClozeQuestionGenerator,
+    )
+
+    files = []
+    for pattern in args.input:
+        matched = sorted(glob.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"--input {pattern!r} matches no file.")
+        files.extend(matched)
+    generator = ClozeQuestionGenerator(
+        questions_per_passage=args.questions_per_passage,
+        unanswerable=args.unanswerable,
+        min_words=args.min_words,
+        max_words=args.max_words,
+        seed=args.seed,
+    )
+    counts = generator.write(files, args.output, args.dev_output, args.dev_documents)
+    for path, c in counts.items():
+        print(
+            f"{path}: {c['questions']} questions ({c['unanswerable']} unanswerable) "
+            f"from {c['documents']} documents"
+        )
+    return 0

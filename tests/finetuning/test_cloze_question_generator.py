@@ -1,0 +1,144 @@
+"""Cloze questions from text: offsets, unanswerables, seeds, the CLI, the warm-up."""
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+from albert_test_case import micro_config, shared_data_dir
+
+from albert_keras.cli import main
+from albert_keras.finetuning.cloze_question_generator import (
+    ClozeQuestionGenerator,
+    answer_candidates,
+)
+from albert_keras.finetuning.task_reader import read_squad_file
+from albert_keras.pretraining.text_documents import read_documents
+
+AUSTEN = os.path.join(shared_data_dir(), "pretrain", "en_austen.txt")
+NEWS = os.path.join(shared_data_dir(), "pretrain", "en_news.txt")
+
+
+def _questions(squad):
+    return [
+        (p["context"], qa)
+        for article in squad["data"]
+        for p in article["paragraphs"]
+        for qa in p["qas"]
+    ]
+
+
+def test_answer_candidates_by_hand():
+    sentence = (
+        "On 4 July 1815 the Duke of Wellington paid 3,000 pounds to Lady Catherine."
+    )
+    found = [(sentence[s:e], w) for s, e, w in answer_candidates(sentence)]
+    assert found == [
+        ("4", "how many"),
+        ("July", "when"),
+        ("1815", "when"),
+        ("Duke of Wellington", "what"),
+        ("3,000", "how many"),
+        ("Lady Catherine", "what"),
+    ]
+    # The first word, pronouns and titles are not names.
+    assert answer_candidates("Emma said that He and Mr went out.") == []
+
+
+def test_questions_on_real_text():
+    documents = read_documents(NEWS)[:60]
+    generator = ClozeQuestionGenerator(seed=3)
+    squad = generator.squad(documents)
+    questions = _questions(squad)
+    assert len(questions) > 300
+    impossible = [qa for _, qa in questions if qa["is_impossible"]]
+    assert 0.25 < len(impossible) / len(questions) < 0.40
+    for context, qa in questions:
+        words = len(context.split())
+        assert 50 <= words <= 200, words
+        assert qa["question"].endswith("?")
+        assert re.search(r"\b(what|when|how many)\b", qa["question"].lower())
+        if qa["is_impossible"]:
+            assert qa["answers"] == []
+            continue
+        (answer,) = qa["answers"]
+        start = answer["answer_start"]
+        # The answer is the text at its offset, and the question is not a
+        # copy of the passage: the answer itself is never in the question.
+        assert context[start : start + len(answer["text"])] == answer["text"]
+
+
+def test_the_squad_reader_keeps_every_question(tmp_path):
+    """No "answer not in context" skips: fine-tuning uses all of them."""
+    squad = ClozeQuestionGenerator(seed=3).squad(read_documents(NEWS)[:60])
+    path = str(tmp_path / "cloze.json")
+    with open(path, "w") as f:
+        json.dump(squad, f)
+    examples, _, report = read_squad_file(path, training=True)
+    assert len(examples) == len(_questions(squad))
+    assert report.num_skipped == 0, report.summary()
+
+
+def test_same_seed_same_questions_other_seed_others():
+    documents = read_documents(AUSTEN)[:5]
+    a = ClozeQuestionGenerator(seed=1).squad(documents)
+    assert a == ClozeQuestionGenerator(seed=1).squad(documents)
+    assert a != ClozeQuestionGenerator(seed=2).squad(documents)
+
+
+def test_bad_settings_and_empty_text(tmp_path):
+    with pytest.raises(ValueError, match="unanswerable"):
+        ClozeQuestionGenerator(unanswerable=1.5)
+    with pytest.raises(ValueError, match="min_words"):
+        ClozeQuestionGenerator(min_words=100, max_words=50)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    with pytest.raises(ValueError, match="No documents"):
+        ClozeQuestionGenerator().write([str(empty)], str(tmp_path / "o.json"))
+    short = tmp_path / "short.txt"
+    short.write_text("just a few words here\n")
+    with pytest.raises(ValueError, match="No cloze question"):
+        ClozeQuestionGenerator().write([str(short)], str(tmp_path / "o.json"))
+
+
+def test_cli_writes_train_and_dev_from_separate_documents(tmp_path, capsys):
+    train, dev = str(tmp_path / "train.json"), str(tmp_path / "dev.json")
+    args = ["cloze-qa", "--input", AUSTEN, "--output", train]
+    assert main([*args, "--dev-output", dev, "--dev-documents", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "unanswerable" in out and "from 223 documents" in out
+    with open(train) as f:
+        train_contexts = {c for c, _ in _questions(json.load(f))}
+    with open(dev) as f:
+        dev_contexts = {c for c, _ in _questions(json.load(f))}
+    assert len(dev_contexts) > 50 and not train_contexts & dev_contexts
+    assert main(["cloze-qa", "--input", "/no/such/*.txt", "--output", train]) == 2
+    assert "matches no file" in capsys.readouterr().err
+
+
+def test_finetuning_reuses_a_whole_squad_model(tmp_path):
+    """`--init` a fine-tuned SQuAD model: its head comes along too.
+
+    Another class of model gives nothing here (its backbone is loaded elsewhere).
+    """
+    import keras
+
+    from albert_keras import AlbertBackbone, AlbertPretrainer, AlbertSquadV2
+    from albert_keras.finetuning.finetune_run import reuse_task_head
+
+    config = micro_config()
+    keras.utils.set_random_seed(1)
+    warmed = AlbertSquadV2(AlbertBackbone(config))
+    warmed.save(tmp_path / "warmed.keras")
+    keras.utils.set_random_seed(2)
+    fresh = AlbertSquadV2(AlbertBackbone(config))
+    assert "head included" in reuse_task_head(fresh, str(tmp_path / "warmed.keras"))
+    for a, b in zip(fresh.get_weights(), warmed.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # Another class: nothing copied here (the backbone is loaded elsewhere).
+    AlbertPretrainer(AlbertBackbone(config)).save(tmp_path / "pre.keras")
+    before = [w.copy() for w in fresh.get_weights()]
+    assert "backbone reused" in reuse_task_head(fresh, str(tmp_path / "pre.keras"))
+    for a, b in zip(fresh.get_weights(), before, strict=True):
+        np.testing.assert_array_equal(a, b)
