@@ -45,6 +45,12 @@ def add_parser(subparsers):
     parser.add_argument(
         "--unanswerable", type=float, default=1 / 3, help="share (default: 1/3)"
     )
+    parser.add_argument(
+        "--fronted",
+        type=float,
+        default=0.5,
+        help="share of questions with the question word first (default: 0.5)",
+    )
     parser.add_argument("--min-words", type=int, default=100, help="passage length")
     parser.add_argument("--max-words", type=int, default=200, help="passage length")
     parser.add_argument("--seed", type=int, default=0)
@@ -67,6 +73,7 @@ def run(args):
         unanswerable=args.unanswerable,
         min_words=args.min_words,
         max_words=args.max_words,
+        fronted=args.fronted,
         seed=args.seed,
     )
     counts = generator.write(files, args.output, args.dev_output, args.dev_documents)

@@ -78,7 +78,8 @@ class ClozeQuestionGenerator:
     a sentence of the passage with one answer candidate (`answer_candidates`)
     replaced by its question word ("what", "when", "how many"), cut to 4-12
     words before and 3-12 after it, each other word dropped with probability
-    `drop_word`; the answer is the replaced text at its offset in the passage.
+    `drop_word`, the question word moved to the front with probability
+    `fronted`; the answer is the replaced text at its offset in the passage.
     With probability `unanswerable`, the sentence comes from another passage
     of the same document instead, and the question is kept only if its answer
     text does not occur in this passage (`is_impossible`, no answers).
@@ -90,6 +91,9 @@ class ClozeQuestionGenerator:
         min_words, max_words: int. Passage length in words.
         drop_word: float. Probability of dropping each question word but the
             question word itself (questions are not copies of the passage).
+        fronted: float. Probability of moving the question word to the front
+            ("What did ... ?" as people ask, with no gap at the answer's
+            place) instead of leaving it where the answer was.
         seed: int. Random seed.
 
     Example:
@@ -110,12 +114,14 @@ class ClozeQuestionGenerator:
         min_words: int = 100,
         max_words: int = 200,
         drop_word: float = 0.1,
+        fronted: float = 0.5,
         seed: int = 0,
     ):
-        if not 0 <= unanswerable <= 1 or not 0 <= drop_word < 1:
+        if not (0 <= unanswerable <= 1 and 0 <= fronted <= 1 and 0 <= drop_word < 1):
             raise ValueError(
-                "`unanswerable` must be in [0, 1] and `drop_word` in [0, 1). "
-                f"Received: unanswerable={unanswerable}, drop_word={drop_word}"
+                "`unanswerable` and `fronted` must be in [0, 1], `drop_word` in "
+                f"[0, 1). Received: unanswerable={unanswerable}, fronted={fronted}, "
+                f"drop_word={drop_word}"
             )
         if questions_per_passage < 1 or not 0 < min_words <= max_words:
             raise ValueError(
@@ -128,6 +134,7 @@ class ClozeQuestionGenerator:
         self.min_words = min_words
         self.max_words = max_words
         self.drop_word = drop_word
+        self.fronted = fronted
         self.seed = seed
 
     def passages(self, document: list[str]) -> list[str]:
@@ -160,7 +167,12 @@ class ClozeQuestionGenerator:
         right = sentence[end:].rstrip(" .!?\"'").split()[: rng.randint(3, 12)]
         left = [w for w in left if rng.random() >= self.drop_word]
         right = [w for w in right if rng.random() >= self.drop_word]
-        words = left + [word] + right
+        if rng.random() < self.fronted:
+            # As real questions are asked: the question word first, then the
+            # rest of the sentence, with no gap where the answer was.
+            words = [word] + left + right
+        else:
+            words = left + [word] + right
         question = " ".join(words).strip(" ,;:")
         return question[:1].upper() + question[1:] + "?"
 

@@ -29,6 +29,32 @@ def _questions(squad):
     ]
 
 
+def test_question_forms_by_hand():
+    sentence = "In 1811 Emma met Mr. Knightley at Donwell Abbey."
+    passage = sentence + " " + " ".join(["More words follow here."] * 3)
+    start = sentence.index("Donwell Abbey")
+    for fronted, pattern in ((0.0, r"^[A-Z].* at what\?$"), (1.0, r"^What .* at\?$")):
+        generator = ClozeQuestionGenerator(
+            questions_per_passage=30,
+            unanswerable=0,
+            min_words=5,
+            fronted=fronted,
+            drop_word=0,
+        )
+        squad = generator.squad([[passage]])
+        questions = [
+            qa
+            for c, qa in _questions(squad)
+            if qa["answers"][0]["answer_start"] == start
+        ]
+        assert questions, squad
+        # Words before the answer, then after (none here), around the
+        # question word; the answer's own words never appear.
+        for qa in questions:
+            assert "Donwell" not in qa["question"]
+            assert re.match(pattern, qa["question"]), qa["question"]
+
+
 def test_answer_candidates_by_hand():
     sentence = (
         "On 4 July 1815 the Duke of Wellington paid 3,000 pounds to Lady Catherine."
@@ -53,6 +79,9 @@ def test_questions_on_real_text():
     questions = _questions(squad)
     assert len(questions) > 300
     impossible = [qa for _, qa in questions if qa["is_impossible"]]
+    first = [qa["question"].split()[0].lower() for _, qa in questions]
+    share = sum(w in ("what", "when", "how") for w in first) / len(first)
+    assert 0.4 < share < 0.65, share
     assert 0.25 < len(impossible) / len(questions) < 0.40
     for context, qa in questions:
         words = len(context.split())
@@ -90,6 +119,8 @@ def test_same_seed_same_questions_other_seed_others():
 def test_bad_settings_and_empty_text(tmp_path):
     with pytest.raises(ValueError, match="unanswerable"):
         ClozeQuestionGenerator(unanswerable=1.5)
+    with pytest.raises(ValueError, match="fronted"):
+        ClozeQuestionGenerator(fronted=-0.1)
     with pytest.raises(ValueError, match="min_words"):
         ClozeQuestionGenerator(min_words=100, max_words=50)
     empty = tmp_path / "empty.txt"
