@@ -5,8 +5,6 @@ albert-keras cloze-qa --input corpus.txt --output cloze.json --dev-output cloze-
 
 from __future__ import annotations
 
-import glob
-
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -61,13 +59,9 @@ def run(args):
     from albert_keras.finetuning.cloze_question_generator import (
         ClozeQuestionGenerator,
     )
+    from albert_keras.pretraining.pretraining_data import expand_inputs
 
-    files = []
-    for pattern in args.input:
-        matched = sorted(glob.glob(pattern))
-        if not matched:
-            raise FileNotFoundError(f"--input {pattern!r} matches no file.")
-        files.extend(matched)
+    files = expand_inputs(args.input)
     generator = ClozeQuestionGenerator(
         questions_per_passage=args.questions_per_passage,
         unanswerable=args.unanswerable,

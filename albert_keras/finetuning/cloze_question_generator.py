@@ -203,8 +203,8 @@ class ClozeQuestionGenerator:
             paragraphs = []
             for index, passage in enumerate(passages):
                 qas = []
+                others = [j for j in range(len(passages)) if j != index]
                 for _ in range(self.questions_per_passage):
-                    others = [j for j in range(len(passages)) if j != index]
                     if others and rng.random() < self.unanswerable:
                         pool = candidates[rng.choice(others)]
                         pool = [c for c in pool if c[0][c[2] : c[3]] not in passage]

@@ -80,8 +80,9 @@ def load_backbone(init, vocabulary_size, max_position=None):
         init: a preset name (random initialization, vocabulary size taken
             from the tokenizer), a `.keras` file holding an `AlbertBackbone`
             or any task model (e.g. `pretrainer.keras` of `albert-keras
-            pretrain`), an official checkpoint (folder or prefix) or a
-            transformers ALBERT folder (`config.json` + `model.safetensors`).
+            pretrain`) or such a model already loaded, an official checkpoint
+            (folder or prefix) or a transformers ALBERT folder (`config.json`
+            + `model.safetensors`).
         vocabulary_size: the tokenizer's; checked against the model's.
         max_position: for a preset, at least this many positions.
     """
@@ -89,12 +90,14 @@ def load_backbone(init, vocabulary_size, max_position=None):
     from albert_keras.models.albert_backbone import AlbertBackbone
     from albert_keras.presets import ALIASES, PRESETS
 
-    if init in PRESETS or init in ALIASES:
+    if isinstance(init, keras.Model):
+        backbone = init if isinstance(init, AlbertBackbone) else init.backbone
+    elif init in PRESETS or init in ALIASES:
         config = AlbertConfig.from_preset(init).replace(vocab_size=vocabulary_size)
         if max_position and config.max_position_embeddings < max_position:
             config = config.replace(max_position_embeddings=max_position)
         return AlbertBackbone(config)
-    if init.endswith(".keras"):
+    elif init.endswith(".keras"):
         if not os.path.isfile(init):
             raise FileNotFoundError(f"--init {init!r} does not exist.")
         model = keras.saving.load_model(init, compile=False)
@@ -117,25 +120,24 @@ def load_backbone(init, vocabulary_size, max_position=None):
     return backbone
 
 
-def reuse_task_head(model, path):
-    """Starts `model` from the whole task model in `path` when it is the same.
+def reuse_task_head(model, loaded):
+    """Starts `model` from the whole loaded task model when it is the same.
 
-    A `.keras` of the same class with weights of the same shapes (e.g. a
-    SQuAD model warmed up on `albert-keras cloze-qa` questions, fine-tuned
-    again on real ones) gives its head too; anything else (a pretrainer, a
-    classifier with other labels) gives only its backbone, already loaded.
+    A model of the same class with weights of the same shapes (e.g. a SQuAD
+    model warmed up on `albert-keras cloze-qa` questions, fine-tuned again on
+    real ones) gives its head too; anything else (a pretrainer, a classifier
+    with other labels) gives only its backbone, which `load_backbone` took.
 
-    Returns: a line saying which.
+    Returns: a phrase saying which.
     """
-    loaded = keras.saving.load_model(path, compile=False)
     ours, theirs = model.get_weights(), loaded.get_weights()
     same = type(loaded) is type(model) and [w.shape for w in ours] == [
         w.shape for w in theirs
     ]
     if not same:
-        return f"--init {path}: backbone reused, new {type(model).__name__} head"
+        return f"backbone reused, new {type(model).__name__} head"
     model.set_weights(theirs)
-    return f"--init {path}: the whole {type(model).__name__} reused, head included"
+    return f"the whole {type(model).__name__} reused, head included"
 
 
 def _optimizer(learning_rate, total_steps, warmup_fraction):
@@ -407,7 +409,13 @@ def run_finetuning(
     if mixed_precision:
         keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
     try:
-        backbone = load_backbone(init, tokenizer.vocabulary_size(), sequence_length)
+        # A .keras is loaded once: its backbone here, its head below.
+        source = init
+        if init.endswith(".keras") and os.path.isfile(init):
+            import albert_keras.models  # noqa: F401  (registers every task model)
+
+            source = keras.saving.load_model(init, compile=False)
+        backbone = load_backbone(source, tokenizer.vocabulary_size(), sequence_length)
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
     if sequence_length > backbone.config.max_position_embeddings:
@@ -417,8 +425,8 @@ def run_finetuning(
             "pass a smaller --max-seq-length."
         )
     model, losses, loss_weights = job.build(backbone)
-    if init.endswith(".keras"):
-        print(reuse_task_head(model, init), flush=True)
+    if isinstance(source, keras.Model):
+        print(f"--init {init}: {reuse_task_head(model, source)}", flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-job.num_train // batch_size) * epochs
