@@ -49,6 +49,13 @@ def add_parser(subparsers):
         default=0.5,
         help="share of questions with the question word first (default: 0.5)",
     )
+    parser.add_argument(
+        "--disfluent",
+        type=float,
+        default=0.0,
+        help="share of questions with a restart or a corrected word, as in "
+        "spoken questions (default: 0)",
+    )
     parser.add_argument("--min-words", type=int, default=100, help="passage length")
     parser.add_argument("--max-words", type=int, default=200, help="passage length")
     parser.add_argument("--seed", type=int, default=0)
@@ -68,6 +75,7 @@ def run(args):
         min_words=args.min_words,
         max_words=args.max_words,
         fronted=args.fronted,
+        disfluent=args.disfluent,
         seed=args.seed,
     )
     counts = generator.write(files, args.output, args.dev_output, args.dev_documents)

@@ -10,7 +10,10 @@ sentence of a passage, replace a name, year or number in it with a question
 word, keep a few words either side of it as the question, and the replaced
 words in the passage are the answer. A question made from another passage
 of the same document, whose answer does not occur in this one, is
-unanswerable (SQuAD 2.0's `is_impossible`).
+unanswerable (SQuAD 2.0's `is_impossible`). Optionally a question is made
+disfluent, as spoken questions are (Disfl-QA, Gupta et al. 2021): it starts
+another question and breaks off, or says a wrong word and corrects it, so a
+model learns to answer the repair, not the slip.
 
 The output is SQuAD v2.0 JSON, so `albert-keras finetune --task squad` trains
 on it unchanged; then fine-tune on the real questions with `--init` the
@@ -35,6 +38,12 @@ _NAME = re.compile(
 _NOT_NAMES = frozenset(
     "A An And As At But For He Her His I If In It Mr Mrs Miss Ms Dr Sir No Oh On "
     "Our She So Then There They This That The Their To We What When Who You Yes".split()
+)
+# Words a speaker says between a slip and its repair ("interregnum").
+_INTERREGNA = (
+    "no", "no sorry", "sorry", "I mean", "or rather", "rather", "um", "uh", "er",
+    "no no", "no wait", "make that", "actually", "oops", "scratch that", "or uh",
+    "I meant", "wait", "no I mean", "sorry I mean",
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October "
@@ -94,6 +103,15 @@ class ClozeQuestionGenerator:
         fronted: float. Probability of moving the question word to the front
             ("What did ... ?" as people ask, with no gap at the answer's
             place) instead of leaving it where the answer was.
+        disfluent: float. Probability of making a question disfluent: half
+            of them restart ("When was er what did ... ?": the first words
+            of a question about another part of the passage, an interregnum
+            such as "no sorry" or "I mean", then the question), half correct
+            a word ("... in Paris no I mean London ...": a word of another
+            sentence of the passage, an interregnum, then the right word).
+            The answer stays that of the repaired question. A passage with
+            no other sentence holding a name or number keeps its questions
+            fluent.
         seed: int. Random seed.
 
     Example:
@@ -115,13 +133,15 @@ class ClozeQuestionGenerator:
         max_words: int = 200,
         drop_word: float = 0.1,
         fronted: float = 0.5,
+        disfluent: float = 0.0,
         seed: int = 0,
     ):
-        if not (0 <= unanswerable <= 1 and 0 <= fronted <= 1 and 0 <= drop_word < 1):
+        shares = (unanswerable, fronted, disfluent)
+        if not (all(0 <= x <= 1 for x in shares) and 0 <= drop_word < 1):
             raise ValueError(
-                "`unanswerable` and `fronted` must be in [0, 1], `drop_word` in "
-                f"[0, 1). Received: unanswerable={unanswerable}, fronted={fronted}, "
-                f"drop_word={drop_word}"
+                "`unanswerable`, `fronted` and `disfluent` must be in [0, 1], "
+                f"`drop_word` in [0, 1). Received: unanswerable={unanswerable}, "
+                f"fronted={fronted}, disfluent={disfluent}, drop_word={drop_word}"
             )
         if questions_per_passage < 1 or not 0 < min_words <= max_words:
             raise ValueError(
@@ -135,6 +155,7 @@ class ClozeQuestionGenerator:
         self.max_words = max_words
         self.drop_word = drop_word
         self.fronted = fronted
+        self.disfluent = disfluent
         self.seed = seed
 
     def passages(self, document: list[str]) -> list[str]:
@@ -162,7 +183,7 @@ class ClozeQuestionGenerator:
                 words += size
         return passages
 
-    def _question(self, sentence, start, end, word, rng):
+    def _question_words(self, sentence, start, end, word, rng):
         left = sentence[:start].split()[-rng.randint(4, 12) :]
         right = sentence[end:].rstrip(" .!?\"'").split()[: rng.randint(3, 12)]
         left = [w for w in left if rng.random() >= self.drop_word]
@@ -173,8 +194,34 @@ class ClozeQuestionGenerator:
             words = [word] + left + right
         else:
             words = left + [word] + right
+        return words
+
+    def _question(self, sentence, start, end, word, rng, pool):
+        words = self._question_words(sentence, start, end, word, rng)
+        if self.disfluent and rng.random() < self.disfluent:
+            words = self._disfluency(words, word, sentence, rng, pool)
         question = " ".join(words).strip(" ,;:")
         return question[:1].upper() + question[1:] + "?"
+
+    def _disfluency(self, words, word, sentence, rng, pool):
+        """`words` with a slip and its repair; the repaired question is `words`."""
+        interregnum = rng.choice(_INTERREGNA).split()
+        others = [c for c in pool if c[0] != sentence]
+        if not others:
+            return words
+        other, _, start, end, other_word = rng.choice(others)
+        if rng.random() < 0.5:
+            # Restart: a question about something else, broken off.
+            slip = self._question_words(other, start, end, other_word, rng)
+            slip = slip[: rng.randint(min(2, len(slip)), min(5, len(slip)))]
+            return slip + interregnum + words
+        # Correction: a wrong word (from another sentence), then the right one.
+        positions = [i for i, w in enumerate(words) if w != word and w.isalpha()]
+        candidates = [w for w in other.split() if w.isalpha() and w not in words]
+        if not positions or not candidates:
+            return words
+        i = rng.choice(positions)
+        return words[:i] + [rng.choice(candidates)] + interregnum + words[i:]
 
     def _candidates(self, passage):
         found, position = [], 0
@@ -217,7 +264,9 @@ class ClozeQuestionGenerator:
                     answer = sentence[start:end]
                     qa = {
                         "id": f"{prefix}-{count}",
-                        "question": self._question(sentence, start, end, word, rng),
+                        "question": self._question(
+                            sentence, start, end, word, rng, candidates[index]
+                        ),
                         "answers": []
                         if impossible
                         else [{"text": answer, "answer_start": offset + start}],

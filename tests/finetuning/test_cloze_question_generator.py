@@ -10,6 +10,7 @@ from albert_test_case import micro_config, shared_data_dir
 
 from albert_keras.cli import main
 from albert_keras.finetuning.cloze_question_generator import (
+    _INTERREGNA,
     ClozeQuestionGenerator,
     answer_candidates,
 )
@@ -109,6 +110,76 @@ def test_the_squad_reader_keeps_every_question(tmp_path):
     assert report.num_skipped == 0, report.summary()
 
 
+def _disfluent_forms(base):
+    """Regexes of `base` restarted ("... <interregnum> base") or corrected."""
+    words = base.split()
+    forms = []
+    for interregnum in _INTERREGNA:
+        inter = re.escape(interregnum)
+        forms.append(rf"^\S.* {inter} {re.escape(base)}$")
+        for i in range(1, len(words)):
+            before, after = " ".join(words[:i]), " ".join(words[i:])
+            forms.append(
+                rf"^{re.escape(before)} [A-Za-z]+ {inter} {re.escape(after)}$"
+            )
+    return forms
+
+
+def test_disfluent_questions_by_hand():
+    """Each question is its fluent form with a restart or a corrected word."""
+    passage = (
+        "At dawn Emma walked home. The party of 12 met at noon. "
+        "More words follow here. More words follow here."
+    )
+    # The fluent questions (fronted=0, drop_word=0, and no more than 4 words
+    # before or 3 after an answer: every word is kept).
+    fluent = {
+        "Emma": "At dawn what walked home",
+        "12": "The party of how many met at noon",
+    }
+    generator = ClozeQuestionGenerator(
+        questions_per_passage=200,
+        unanswerable=0,
+        min_words=30,  # one passage of three sentences
+        fronted=0,
+        drop_word=0,
+        disfluent=1.0,
+        seed=5,
+    )
+    kinds = {"restart": 0, "correction": 0}
+    for _, qa in _questions(generator.squad([[passage]])):
+        question = qa["question"][:-1]
+        base = fluent[qa["answers"][0]["text"]]
+        # Case aside: the question's first letter is made a capital.
+        forms = _disfluent_forms(base)
+        matches = [f for f in forms if re.match(f, question, re.IGNORECASE)]
+        assert matches, (question, base)
+        restart = any(f.startswith("^\\S") for f in matches)
+        kinds["restart" if restart else "correction"] += 1
+    assert kinds["restart"] > 50 and kinds["correction"] > 50, kinds
+
+
+def test_disfluent_share_and_offsets_on_real_text():
+    documents = read_documents(NEWS)[:60]
+    plain = ClozeQuestionGenerator(seed=3).squad(documents)
+    mixed = ClozeQuestionGenerator(disfluent=0.5, seed=3).squad(documents)
+    inter = re.compile(r"\b(no sorry|I mean|or rather|scratch that|make that|oops)\b")
+
+    def share(squad):
+        questions = [qa["question"] for _, qa in _questions(squad)]
+        return sum(bool(inter.search(q)) for q in questions) / len(questions)
+
+    # Half the questions disfluent, 6 of the 20 interregna counted here.
+    assert share(plain) < 0.02 and 0.1 < share(mixed) < 0.22, (
+        share(plain),
+        share(mixed),
+    )
+    for context, qa in _questions(mixed):
+        for answer in qa["answers"]:
+            start = answer["answer_start"]
+            assert context[start : start + len(answer["text"])] == answer["text"]
+
+
 def test_same_seed_same_questions_other_seed_others():
     documents = read_documents(AUSTEN)[:5]
     a = ClozeQuestionGenerator(seed=1).squad(documents)
@@ -121,6 +192,8 @@ def test_bad_settings_and_empty_text(tmp_path):
         ClozeQuestionGenerator(unanswerable=1.5)
     with pytest.raises(ValueError, match="fronted"):
         ClozeQuestionGenerator(fronted=-0.1)
+    with pytest.raises(ValueError, match="disfluent=2"):
+        ClozeQuestionGenerator(disfluent=2)
     with pytest.raises(ValueError, match="min_words"):
         ClozeQuestionGenerator(min_words=100, max_words=50)
     empty = tmp_path / "empty.txt"
@@ -136,7 +209,8 @@ def test_bad_settings_and_empty_text(tmp_path):
 def test_cli_writes_train_and_dev_from_separate_documents(tmp_path, capsys):
     train, dev = str(tmp_path / "train.json"), str(tmp_path / "dev.json")
     args = ["cloze-qa", "--input", AUSTEN, "--output", train]
-    assert main([*args, "--dev-output", dev, "--dev-documents", "20"]) == 0
+    dev_args = ["--dev-output", dev, "--dev-documents", "20", "--disfluent", "1"]
+    assert main([*args, *dev_args]) == 0
     out = capsys.readouterr().out
     assert "unanswerable" in out and "from 223 documents" in out
     with open(train) as f:
@@ -144,6 +218,11 @@ def test_cli_writes_train_and_dev_from_separate_documents(tmp_path, capsys):
     with open(dev) as f:
         dev_contexts = {c for c, _ in _questions(json.load(f))}
     assert len(dev_contexts) > 50 and not train_contexts & dev_contexts
+    with open(dev) as f:
+        questions = [qa["question"] for _, qa in _questions(json.load(f))]
+    # --disfluent reaches the generator: an interregnum in most questions.
+    said = [q for q in questions if re.search(r"\b(no|sorry|mean|rather)\b", q)]
+    assert len(said) > 0.3 * len(questions), questions[:5]
     assert main(["cloze-qa", "--input", "/no/such/*.txt", "--output", train]) == 2
     assert "No input file matches '/no/such/*.txt'" in capsys.readouterr().err
 
