@@ -40,10 +40,9 @@ _NOT_NAMES = frozenset(
     "Our She So Then There They This That The Their To We What When Who You Yes".split()
 )
 # Words a speaker says between a slip and its repair ("interregnum").
-_INTERREGNA = (
-    "no", "no sorry", "sorry", "I mean", "or rather", "rather", "um", "uh", "er",
-    "no no", "no wait", "make that", "actually", "oops", "scratch that", "or uh",
-    "I meant", "wait", "no I mean", "sorry I mean",
+_INTERREGNA = tuple(
+    "no|no sorry|sorry|I mean|or rather|rather|um|uh|er|no no|no wait|make that|"
+    "actually|oops|scratch that|or uh|I meant|wait|no I mean|sorry I mean".split("|")
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October "

@@ -119,9 +119,7 @@ def _disfluent_forms(base):
         forms.append(rf"^\S.* {inter} {re.escape(base)}$")
         for i in range(1, len(words)):
             before, after = " ".join(words[:i]), " ".join(words[i:])
-            forms.append(
-                rf"^{re.escape(before)} [A-Za-z]+ {inter} {re.escape(after)}$"
-            )
+            forms.append(rf"^{re.escape(before)} [A-Za-z]+ {inter} {re.escape(after)}$")
     return forms
 
 
