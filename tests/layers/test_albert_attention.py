@@ -46,3 +46,33 @@ def test_padded_keys_do_not_change_real_positions():
 def test_heads_must_divide_hidden():
     with pytest.raises(ValueError, match="hidden_size=30, num_heads=4"):
         AlbertAttention(30, 4)
+
+
+def test_lora_and_int8_kernels_still_match_the_reference():
+    # Plain kernels are concatenated into one [H, 3H] product; a LoRA or an
+    # int8-quantized projection must still give its own effective kernel.
+    layer = AlbertAttention(32, 4)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 6, 32)).astype("float32")
+    mask = np.ones((2, 6), "int32")
+    layer(x, padding_mask=mask)
+    randomize(layer, seed=4)
+    layer.key.enable_lora(2)
+    layer.key.lora_kernel_b.assign(rng.normal(0.0, 0.3, (2, 32)))
+    expected = attention(layer, f64(x), mask)  # `key.kernel` includes the LoRA
+    assert max_abs_diff(layer(x, padding_mask=mask), expected) < 1e-5
+    positions = np.array([[0, 3], [5, 1]], "int32")
+    rows = np.asarray(layer(x, padding_mask=mask, query_positions=positions))
+    assert (
+        max_abs_diff(rows, np.take_along_axis(expected, positions[..., None], 1)) < 1e-5
+    )
+
+    quantized = AlbertAttention(32, 4)
+    quantized(x, padding_mask=mask)
+    randomize(quantized, seed=4)
+    expected = attention(quantized, f64(x), mask)
+    for dense in (quantized.query, quantized.key, quantized.value):
+        dense.quantize("int8")  # as `model.quantize("int8")` does
+    assert quantized.query.quantization_mode == "int8"
+    out = np.asarray(quantized(x, padding_mask=mask))
+    assert max_abs_diff(out, expected) < 0.05  # int8 rounding, not garbage

@@ -52,6 +52,40 @@ def test_loss_is_the_official_formula():
     assert abs(float(model.mlm_loss_tracker.result()) - mlm) < 1e-5
 
 
+def test_mlm_accuracy_and_loss_gradient_match_numpy():
+    model = AlbertPretrainer(AlbertBackbone(CONFIG))
+    randomize(model, seed=2, scale=0.3)
+    x, y = AlbertPretrainer.features_to_xy(official_features(batch=6, seed=3))
+    y = keras.tree.map_structure(np.asarray, y)
+    pred = model(x)
+    logits = np.asarray(pred["mlm_logits"], "float64")
+    # Half the labels are the model's own argmax, so the accuracy is neither
+    # 0 nor 1 and a wrong pick of rows or weights shows.
+    ids = y["mask_ids"].copy()
+    ids[::2] = logits.argmax(-1)[::2]
+    y["mask_ids"] = ids
+    w = y["mask_weights"]
+    expected = (w * (logits.argmax(-1) == ids)).sum() / w.sum()
+    assert 0.2 < expected < 0.8
+    model.compile(optimizer="sgd")
+    model.compute_loss(x, y, pred)
+    result = model.compute_metrics(x, y, pred)
+    assert abs(float(result["mlm_accuracy"]) - expected) < 1e-6
+
+    # d(MLM loss)/d(logits) = w * (softmax - one_hot) / sum(w), the official
+    # loss's gradient, through the written-out log-softmax.
+    logits_t = tf.constant(pred["mlm_logits"])
+    with tf.GradientTape() as tape:
+        tape.watch(logits_t)
+        mlm, _ = model._official_losses(y, dict(pred, mlm_logits=logits_t))
+    grad = np.asarray(tape.gradient(mlm, logits_t))
+    one_hot = np.eye(logits.shape[-1])[ids]
+    reference = (
+        w[..., None] * (np.exp(log_softmax(logits)) - one_hot) / (w.sum() + 1e-5)
+    )
+    assert max_abs_diff(grad, reference) < 1e-6
+
+
 def test_fit_on_official_features_lowers_the_loss():
     model = AlbertPretrainer(AlbertBackbone(CONFIG))
     model.compile(optimizer=keras.optimizers.Lamb(5e-2), jit_compile=True)
