@@ -222,6 +222,8 @@ def _label_logits(logits, ids):
     """
     logits = ops.cast(logits, "float32")
     shifted = logits - ops.stop_gradient(ops.max(logits, axis=-1, keepdims=True))
-    one_hot = ops.one_hot(ops.cast(ids, "int32"), ops.shape(logits)[-1])
-    label = ops.sum(shifted * ops.cast(one_hot, "float32"), axis=-1)
+    one_hot = ops.one_hot(
+        ops.cast(ids, "int32"), ops.shape(logits)[-1], dtype="float32"
+    )
+    label = ops.sum(shifted * one_hot, axis=-1)
     return label, ops.log(ops.sum(ops.exp(shifted), axis=-1))
