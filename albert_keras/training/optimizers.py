@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
 
 # Official `exclude_from_weight_decay`: LayerNorm parameters and biases.
@@ -24,7 +25,9 @@ def create_optimizer(
     Linear warmup then linear decay, weight decay 0.01 on everything but
     LayerNorm parameters and biases, epsilon 1e-6 and global-norm clipping
     1.0, as the official `optimization.create_optimizer` sets them. Built on
-    `keras.optimizers.Lamb` / `AdamW` (the TF Addons package is end-of-life).
+    `keras.optimizers.Lamb` / `AdamW` (the TF Addons package is end-of-life);
+    LAMB is `FastLamb`, `keras.optimizers.Lamb` with its norms summed faster
+    under XLA on CPU.
 
     Args:
         name: "lamb" or "adamw".
@@ -38,12 +41,12 @@ def create_optimizer(
     Example:
     >>> optimizer = create_optimizer("lamb", 1e-3, 1000, 100)
     >>> type(optimizer).__name__
-    'Lamb'
+    'FastLamb'
     """
     schedule = WarmupPolynomialDecay(
         learning_rate, decay_steps=num_train_steps, warmup_steps=num_warmup_steps
     )
-    classes = {"lamb": keras.optimizers.Lamb, "adamw": keras.optimizers.AdamW}
+    classes = {"lamb": FastLamb, "adamw": keras.optimizers.AdamW}
     if name not in classes:
         raise ValueError(
             f"Unknown optimizer. Received: {name!r}. Allowed: {', '.join(classes)}"
