@@ -119,15 +119,22 @@ class AlbertAttention(keras.layers.Layer):
     def call(self, inputs, padding_mask=None, training=None, query_positions=None):
         shape = ops.shape(inputs)
         batch, length = shape[0], shape[1]
-        queries = inputs
+        # Projections, residual and LayerNorm run on [batch * length, H]
+        # rows: the same numbers, but the gradients of the biases and the
+        # LayerNorm then sum over one axis, which XLA's CPU backend does in a
+        # vectorized kernel (over two axes it does not).
+        rows = ops.reshape(inputs, (-1, self.hidden_size))
         if query_positions is None:
-            q, k, v = self._project(inputs, (self.query, self.key, self.value))
+            queries = rows
+            query_length = length
+            q, k, v = self._project(rows, (self.query, self.key, self.value))
         else:
             positions = ops.cast(query_positions, "int32")[:, :, None]
-            queries = ops.take_along_axis(inputs, positions, axis=1)
+            picked = ops.take_along_axis(inputs, positions, axis=1)
+            query_length = ops.shape(picked)[1]
+            queries = ops.reshape(picked, (-1, self.hidden_size))
             (q,) = self._project(queries, (self.query,))
-            k, v = self._project(inputs, (self.key, self.value))
-        query_length = ops.shape(queries)[1]
+            k, v = self._project(rows, (self.key, self.value))
         q = self._split_heads(q, batch, query_length)
         k = self._split_heads(k, batch, length)
         v = self._split_heads(v, batch, length)
@@ -144,10 +151,11 @@ class AlbertAttention(keras.layers.Layer):
         probs = self.attention_dropout_layer(probs, training=training)
         context = ops.matmul(probs, v)
         context = ops.transpose(context, (0, 2, 1, 3))
-        context = ops.reshape(context, (batch, query_length, self.hidden_size))
+        context = ops.reshape(context, (-1, self.hidden_size))
         output = self.output_dense(context)
         output = self.output_dropout(output, training=training)
-        return self.layer_norm(output + queries)
+        output = self.layer_norm(output + queries)
+        return ops.reshape(output, (batch, query_length, self.hidden_size))
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape

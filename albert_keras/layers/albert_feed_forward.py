@@ -1,6 +1,7 @@
 """`AlbertFeedForward`: the FFN sub-block with its residual and LayerNorm."""
 
 import keras
+from keras import ops
 
 from albert_keras.layers.activations import get_activation
 from albert_keras.layers.albert_dropout import AlbertDropout
@@ -70,10 +71,14 @@ class AlbertFeedForward(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, training=None):
-        x = self.activation_fn(self.intermediate(inputs))
+        # On [batch * length, H] rows: the bias and LayerNorm gradients then
+        # sum over one axis, vectorized by XLA's CPU backend (see
+        # `AlbertAttention.call`).
+        rows = ops.reshape(inputs, (-1, self.hidden_size))
+        x = self.activation_fn(self.intermediate(rows))
         x = self.output_dense(x)
         x = self.dropout_layer(x, training=training)
-        return self.layer_norm(x + inputs)
+        return ops.reshape(self.layer_norm(x + rows), ops.shape(inputs))
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape

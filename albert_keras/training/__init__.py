@@ -7,6 +7,7 @@ first use, so `albert_keras.training` also loads where TensorFlow is absent.
 
 import importlib
 
+from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
@@ -26,6 +27,7 @@ def __getattr__(name):
 
 
 __all__ = [
+    "FastLamb",
     "LossCurvePlot",
     "NanGuard",
     "PretrainingCheckpoint",

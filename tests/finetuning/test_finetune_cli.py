@@ -70,8 +70,11 @@ def _check_predictions(out, task, dev, result):
     assert predicted["metrics"], predicted
     for key, value in predicted["metrics"].items():
         if key in result["best"]:
-            # (float32 noise: near-constant regression scores move Pearson)
-            assert value == pytest.approx(result["best"][key], abs=1e-4), key
+            # float32 noise: the tiny model's regression scores are nearly
+            # constant (Pearson ~0.02), so the last bits of the scores move
+            # the correlations by ~1e-4; the MSE stays within 1e-4.
+            tolerance = 1e-3 if key in ("pearson", "spearman") else 1e-4
+            assert value == pytest.approx(result["best"][key], abs=tolerance), key
     with open(predicted["predictions"].replace(".jsonl", ".metrics.json")) as f:
         assert json.load(f)["metrics"] == pytest.approx(predicted["metrics"])
     return predicted
