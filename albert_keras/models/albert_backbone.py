@@ -8,6 +8,7 @@ from keras import ops
 from albert_keras.config import AlbertConfig
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
+from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
 
 
@@ -49,6 +50,9 @@ class AlbertBackbone(keras.Model):
     >>> backbone(inputs)["pooled_output"].shape
     (2, 64)
     """
+
+    def __setattr__(self, name, value):
+        early_setattr(self, name, value, super().__setattr__)
 
     def __init__(self, config, dtype=None, **kwargs):
         config = as_config(config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
 
 
@@ -35,6 +36,9 @@ class TaskModel(keras.Model):
     replica's forward and backward pass with XLA and leave the all-reduce and
     the optimizer update to the strategy.
     """
+
+    def __setattr__(self, name, value):
+        early_setattr(self, name, value, super().__setattr__)
 
     def compile(self, *args, jit_compile="auto", **kwargs):
         super().compile(*args, jit_compile=jit_compile, **kwargs)

@@ -1,4 +1,4 @@
-"""The layers are `keras.ops` only: the JAX backend gives the TensorFlow numbers."""
+"""The layers are `keras.ops` only: JAX and PyTorch give the TensorFlow numbers."""
 
 import importlib.util
 import json
@@ -16,10 +16,17 @@ from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
 SCRIPT = os.path.join(os.path.dirname(__file__), "backend_forward.py")
 
 
-@pytest.mark.parametrize("sharing", ["all", "ffn"])
-def test_jax_backend_matches_tensorflow(tmp_path, sharing):
-    if importlib.util.find_spec("jax") is None:
+def _require(backend):
+    if backend == "jax" and importlib.util.find_spec("jax") is None:
         pytest.fail("jax is part of the test extras: pip install -e '.[test]'")
+    if backend == "torch" and importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed (pip install torch)")
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+@pytest.mark.parametrize("sharing", ["all", "ffn"])
+def test_other_backend_matches_tensorflow(tmp_path, sharing, backend):
+    _require(backend)
     config = AlbertConfig(
         vocab_size=70,
         embedding_size=8,
@@ -43,7 +50,7 @@ def test_jax_backend_matches_tensorflow(tmp_path, sharing):
         tmp_path / "w.npz", **{f"w{i}": w for i, w in enumerate(model.get_weights())}
     )
     np.savez(tmp_path / "x.npz", **x)
-    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     subprocess.run(
         [
             sys.executable,
@@ -57,15 +64,16 @@ def test_jax_backend_matches_tensorflow(tmp_path, sharing):
         env=env,
     )
     out = np.load(tmp_path / "out.npz")
-    assert str(out["backend"]) == "jax"
+    assert str(out["backend"]) == backend
     for key in ("sequence_output", "pooled_output"):
         assert max_abs_diff(out[key], expected_seq[key]) < 1e-5
     for key in ("mlm_logits", "sop_logits"):
         assert max_abs_diff(out[key], expected[key]) < 1e-4
 
 
-FIT_ON_JAX = """
+FIT = """
 import keras, numpy as np
+JIT = keras.backend.backend() != "torch"  # torch.compile is another matter
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSquadV2
 from albert_keras.presets import get_preset
 backbone = lambda: AlbertBackbone(get_preset("albert_tiny").replace(vocab_size=60))
@@ -75,14 +83,14 @@ x = {"token_ids": rng.integers(5, 60, (32, 12)).astype("int32"),
      "padding_mask": np.ones((32, 12), "int32")}
 y = (x["token_ids"][:, 0] > 30).astype("int32")
 model = AlbertClassifier(backbone(), num_classes=2)
-model.compile(optimizer=keras.optimizers.Adam(3e-3), jit_compile=True,
+model.compile(optimizer=keras.optimizers.Adam(3e-3), jit_compile=JIT,
               loss={"logits": keras.losses.SparseCategoricalCrossentropy(True)})
 losses = model.fit(x, {"logits": y}, batch_size=8, epochs=8, verbose=0).history["loss"]
 model.evaluate(x, {"logits": y}, verbose=0)
 assert losses[-1] < 0.7 * losses[0], losses
 squad = AlbertSquadV2(backbone(), start_n_top=2, end_n_top=2)
 loss, weights = AlbertSquadV2.official_losses()
-squad.compile(optimizer="adam", loss=loss, loss_weights=weights, jit_compile=True)
+squad.compile(optimizer="adam", loss=loss, loss_weights=weights, jit_compile=JIT)
 x = dict(x, p_mask=np.zeros((32, 12), "int32"),
          start_positions=np.full(32, 3, "int32"))
 t = {"start_log_probs": x["start_positions"], "end_log_probs": x["start_positions"],
@@ -91,7 +99,7 @@ squad.fit(x, t, batch_size=8, epochs=1, verbose=0)
 assert squad.predict(x, verbose=0)["end_top_index"].shape == (32, 4)
 from albert_keras import AlbertPretrainer
 pretrainer = AlbertPretrainer(backbone())
-pretrainer.compile(optimizer="adam", jit_compile=True)
+pretrainer.compile(optimizer="adam", jit_compile=JIT)
 x = {k: x[k] for k in ("token_ids", "segment_ids", "padding_mask")}
 x["mask_positions"] = np.tile(np.array([[1, 2]], "int32"), (32, 1))
 t = {"mask_ids": x["token_ids"][:, 1:3], "mask_weights": np.ones((32, 2), "float32"),
@@ -101,10 +109,12 @@ print(keras.backend.backend(), "fit ok")
 """
 
 
-def test_task_models_fit_on_jax():
-    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_task_models_fit_on_other_backends(backend):
+    _require(backend)
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
-        [sys.executable, "-c", FIT_ON_JAX], capture_output=True, text=True, env=env
+        [sys.executable, "-c", FIT], capture_output=True, text=True, env=env
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "jax fit ok" in result.stdout
+    assert f"{backend} fit ok" in result.stdout
