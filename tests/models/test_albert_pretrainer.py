@@ -168,3 +168,37 @@ def test_last_block_at_masked_rows_equals_the_full_backbone(changes):
         assert a is not None and b is not None, variable.path
         a, b = tf.convert_to_tensor(a), tf.convert_to_tensor(b)
         assert max_abs_diff(a, b) < 1e-5, variable.path
+
+
+LOAD_COMPILED = """
+import sys, keras, numpy as np
+import albert_keras.models  # the documented import before loading a .keras file
+model = keras.saving.load_model(sys.argv[1])
+print(type(model.optimizer).__name__, int(model.optimizer.iterations))
+"""
+
+
+def test_compiled_pretrainer_loads_after_importing_the_models(tmp_path):
+    """A `.keras` file saved compiled (as `albert-keras pretrain` saves it) loads
+    compiled in a fresh process that imported only `albert_keras.models`."""
+    import os
+    import subprocess
+    import sys
+
+    from albert_keras.training import create_optimizer
+
+    model = AlbertPretrainer(AlbertBackbone(CONFIG))
+    model.compile(optimizer=create_optimizer("lamb", 1e-3, 10, 2))
+    x, y = AlbertPretrainer.features_to_xy(official_features())
+    model.fit(x, y, epochs=1, verbose=0)
+    path = str(tmp_path / "pretrainer.keras")
+    model.save(path)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_COMPILED, path],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-2:] == ["FastLamb", "1"]
