@@ -10,6 +10,7 @@ as keras-hub does, so the share of each change shows.
 
     python benchmarks/bench_pretraining_step.py [--steps 30] [--repeats 3]
     python benchmarks/bench_pretraining_step.py --dropout 0.1   # v1 configs
+    python benchmarks/bench_pretraining_step.py --dtype mixed_bfloat16
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ def time_fits(runs, steps, repeats):
     ]
 
 
-def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
+def compare(
+    batch, length, predictions, steps, repeats, config=None, seed=0, dtype=None
+):
     """Our MLM + SOP `fit` vs keras-hub's MLM-only `AlbertMaskedLM.fit`.
 
     Same synthetic batches, same sizes, LAMB, `jit_compile=True`, alternating
@@ -124,6 +127,8 @@ def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
         config: `AlbertConfig` keyword arguments (default: `SMALL`); its
             `vocab_size`, sizes and dropout are given to both models.
         seed: data and initialization seed.
+        dtype: dtype policy of all three models (e.g. "mixed_bfloat16";
+            default float32).
 
     Returns:
         dict with sequences/s of each (`ours_seq_per_s`,
@@ -156,7 +161,7 @@ def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
     ours = []
     for optimizer in (FastLamb(learning_rate=1e-3), keras.optimizers.Lamb(1e-3)):
         keras.utils.set_random_seed(seed)
-        model = AlbertPretrainer(AlbertBackbone(AlbertConfig(**config)))
+        model = AlbertPretrainer(AlbertBackbone(AlbertConfig(**config), dtype=dtype))
         model.compile(optimizer=optimizer, jit_compile=True)
         ours.append(model)
     keras.utils.set_random_seed(seed)
@@ -170,6 +175,7 @@ def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
             intermediate_dim=config["intermediate_size"],
             dropout=config.get("hidden_dropout_prob", 0.0),
             max_sequence_length=max(length, 512),
+            dtype=dtype,
         )
     )
     hub.compile(
@@ -190,6 +196,7 @@ def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
         "batch": batch,
         "length": length,
         "predictions": predictions,
+        "dtype": dtype or "float32",
         "load_average": os.getloadavg()[0],
         "ours_seq_per_s": ours_steps * batch,
         "ours_keras_lamb_seq_per_s": keras_lamb_steps * batch,
@@ -205,7 +212,8 @@ def compare(batch, length, predictions, steps, repeats, config=None, seed=0):
 
 
 def print_comparison(result, target=None):
-    print(f"{'model':<52}{'seq/s':>10}{'seq/CPU-s':>12}")
+    header = f"model ({result.get('dtype', 'float32')})"
+    print(f"{header:<52}{'seq/s':>10}{'seq/CPU-s':>12}")
     for name, key in (
         ("albert-keras AlbertPretrainer MLM+SOP, FastLamb", "ours"),
         ("albert-keras AlbertPretrainer MLM+SOP, keras Lamb", "ours_keras_lamb"),
@@ -238,6 +246,11 @@ def main():
         default=0.0,
         help="hidden and attention dropout of both models (v1 configs: 0.1)",
     )
+    parser.add_argument(
+        "--dtype",
+        default=None,
+        help="dtype policy of all three models, e.g. mixed_bfloat16 (default float32)",
+    )
     parser.add_argument("--output", help="write the results as JSON here")
     args = parser.parse_args()
     config = None
@@ -253,10 +266,11 @@ def main():
         args.steps,
         args.repeats,
         config=config,
+        dtype=args.dtype,
     )
     result["config"] = (
         "small (H=256, L=4, E=128, I=1024, 4 heads), vocab 30000, "
-        f"dropout {args.dropout}"
+        f"dropout {args.dropout}, {args.dtype or 'float32'}"
     )
     print_comparison(result, target=1.2)
     if args.output:
