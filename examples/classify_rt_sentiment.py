@@ -54,7 +54,9 @@ model.compile(
     loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
     jit_compile=True,
 )
-model.fit(train_data, validation_data=dev_data, epochs=args.epochs)
+# shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
+# apply to a tf.data.Dataset otherwise).
+model.fit(train_data, validation_data=dev_data, epochs=args.epochs, shuffle=False)
 
 logits = model.predict(dev_data, verbose=0)["logits"]
 gold = [e["label"] for e in dev]

@@ -51,7 +51,9 @@ model.compile(
     optimizer=create_optimizer("adamw", 1e-4, steps, steps // 10),
     loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
 )
-model.fit(train_data, validation_data=dev_data, epochs=args.epochs)
+# shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
+# apply to a tf.data.Dataset otherwise).
+model.fit(train_data, validation_data=dev_data, epochs=args.epochs, shuffle=False)
 
 gold = np.asarray([e["label"] for e in dev])
 scores = classification_scores(gold, model.predict(dev_data)["logits"], len(labels))

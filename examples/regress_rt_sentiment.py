@@ -49,7 +49,9 @@ model.compile(
     optimizer=create_optimizer("adamw", 1e-4, steps, steps // 10),
     loss={"logits": keras.losses.MeanSquaredError()},
 )
-model.fit(train_data, validation_data=dev_data, epochs=args.epochs)
+# shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
+# apply to a tf.data.Dataset otherwise).
+model.fit(train_data, validation_data=dev_data, epochs=args.epochs, shuffle=False)
 scores = regression_scores([e["label"] for e in dev], model.predict(dev_data)["logits"])
 print(
     f"dev Pearson {scores['pearson']:.3f}, Spearman {scores['spearman']:.3f}, "

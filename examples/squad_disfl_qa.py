@@ -71,7 +71,9 @@ model.compile(
     loss=losses,
     loss_weights=loss_weights,
 )
-model.fit(train_data, validation_data=dev_data, epochs=args.epochs)
+# shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
+# apply to a tf.data.Dataset otherwise).
+model.fit(train_data, validation_data=dev_data, epochs=args.epochs, shuffle=False)
 
 outputs = {k: np.asarray(v) for k, v in model.predict(dev_data).items()}
 answers, null_odds = decode_spans(dev_features, dev_contexts, outputs, args.head)
