@@ -212,7 +212,7 @@ def compare(
 
 
 def print_comparison(result, target=None):
-    header = f"model ({result.get('dtype', 'float32')})"
+    header = f"model ({result['dtype']})"
     print(f"{header:<52}{'seq/s':>10}{'seq/CPU-s':>12}")
     for name, key in (
         ("albert-keras AlbertPretrainer MLM+SOP, FastLamb", "ours"),
