@@ -124,6 +124,18 @@ def parse_args(argv=None):
         "create-data` use by default",
     )
     parser.add_argument(
+        "--mix-sentences",
+        type=int,
+        default=0,
+        metavar="DUPE",
+        help="also train SOP on sentence-segment pairs of the same training "
+        "documents, made with this dupe factor (one pass per seed), mixed with "
+        "the corpus-line pairs; the held-out evaluation is unchanged. A corpus "
+        "line longer than the sequence is one pair per pass (cut at a random "
+        "word, then truncated), so sentence segments add pairs from text the "
+        "lines leave out (0: off)",
+    )
+    parser.add_argument(
         "--pretrained",
         action="append",
         default=[],
@@ -307,6 +319,39 @@ def prepare(args):
     return info
 
 
+def prepare_sentence_mix(args, info):
+    """SOP training pairs of sentence segments (`--mix-sentences`); their glob."""
+    from albert_keras.pretraining.pretraining_data import (
+        create_pretraining_data,
+        format_stats,
+    )
+
+    folder = os.path.join(
+        info["folder"], "sop", f"train-sentences-dupe{args.mix_sentences}"
+    )
+    pattern = os.path.join(folder, "*.tfrecord")
+    done = os.path.join(folder, "stats.json")
+    if not os.path.exists(done):
+        print("create-data, SOP training set of sentence segments:", flush=True)
+        stats = create_pretraining_data(
+            [os.path.join(info["folder"], "text", "train.txt")],
+            os.path.join(folder, ""),
+            vocab=info["vocab"],
+            max_seq_length=args.seq_length,
+            max_predictions_per_seq=args.predictions,
+            split_sentences=True,
+            dupe_factor=args.mix_sentences,
+            seed=args.seed + 2,
+            num_shards=4,
+        )
+        print(format_stats(stats))
+        with open(done, "w") as f:
+            json.dump({k: stats[k] for k in ("instances", "tokens", "seconds")}, f)
+    with open(done) as f:
+        info["sop"]["train_sentence_instances"] = json.load(f)["instances"]
+    return pattern
+
+
 def _pieces(vocab):
     import sentencepiece as spm
 
@@ -465,14 +510,34 @@ def train_on_records(args, info, task):
     if args.init_model and not resuming:
         init_model = keras.saving.load_model(args.init_model)
 
+    sentences = None
+    if args.mix_sentences and task == "sop":
+        sentences = prepare_sentence_mix(args, info)
+
     def train_dataset(skip):
-        return pretraining_dataset(
-            info[task]["train_records"],
-            args.batch,
-            args.seq_length,
-            args.predictions,
-            seed=args.seed,
-        ).skip(skip)
+        if sentences is None:
+            return pretraining_dataset(
+                info[task]["train_records"],
+                args.batch,
+                args.seq_length,
+                args.predictions,
+                seed=args.seed,
+            ).skip(skip)
+        # Half of every batch from each set: an even mix at every step.
+        half = args.batch // 2
+        parts = [
+            pretraining_dataset(
+                pattern, size, args.seq_length, args.predictions, seed=args.seed + k
+            )
+            for k, (pattern, size) in enumerate(
+                [(info[task]["train_records"], half), (sentences, args.batch - half)]
+            )
+        ]
+        return (
+            tf.data.Dataset.zip(tuple(parts))
+            .map(lambda a, b: {key: tf.concat([a[key], b[key]], 0) for key in a})
+            .skip(skip)
+        )
 
     timer = _timing_callback(args.minutes)
     metrics = run_pretraining(
@@ -612,6 +677,7 @@ def main(argv=None):
                 "vocab_size",
                 "held_out_every",
                 "split_sentences",
+                "mix_sentences",
                 "max_documents",
                 "eval_instances",
                 "eval_dupe_factor",
