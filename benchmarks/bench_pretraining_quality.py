@@ -194,6 +194,8 @@ def parse_args(argv=None):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
     if args.init_model and args.features:
         parser.error("--init-model continues a run on records; drop --features")
+    if args.mix_sentences and args.features:
+        parser.error("--mix-sentences mixes record sets; drop --features")
     if any("=" not in p for p in args.pretrained):
         parser.error(f"--pretrained takes NAME=PATH. Received: {args.pretrained}")
     args.pretrained = [tuple(p.split("=", 1)) for p in args.pretrained]
