@@ -576,12 +576,28 @@ def evaluate(model, features, batch):
     label shares: NSP data made from paragraph lines is mostly label 1 (a lone
     segment is paired with another document, as in the official code).
     """
+    import keras
     import numpy as np
 
     x, y = _xy(features)
     result = model.evaluate(x, y, batch_size=batch, verbose=0, return_dict=True)
-    logits = model.predict(x, batch_size=batch, verbose=0)["sop_logits"]
-    predicted = np.argmax(logits, axis=-1)
+    # Batch by batch, keeping only the sentence head: `predict` would also
+    # gather the MLM logits of every instance (8,192 x 20 x 16,000 floats,
+    # 10 GB, at 128 tokens).
+    rows = len(y["sop_labels"])
+    predicted = np.concatenate(
+        [
+            np.argmax(
+                keras.ops.convert_to_numpy(
+                    model.predict_on_batch(
+                        {k: v[start : start + batch] for k, v in x.items()}
+                    )["sop_logits"]
+                ),
+                axis=-1,
+            )
+            for start in range(0, rows, batch)
+        ]
+    )
     labels = np.asarray(y["sop_labels"]).reshape(-1)
     recalls = [np.mean(predicted[labels == c] == c) for c in (0, 1) if any(labels == c)]
     return {

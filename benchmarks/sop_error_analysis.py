@@ -146,8 +146,21 @@ def main(argv=None):
 
     model = keras.saving.load_model(args.model)
     x, _ = AlbertPretrainer.features_to_xy(features)
-    logits = model.predict(x, batch_size=args.batch, verbose=0)["sop_logits"]
-    right = np.argmax(logits, axis=-1) == labels
+    # Batch by batch, only the sentence head (not every MLM logit).
+    predicted = np.concatenate(
+        [
+            np.argmax(
+                keras.ops.convert_to_numpy(
+                    model.predict_on_batch(
+                        {k: v[i : i + args.batch] for k, v in x.items()}
+                    )["sop_logits"]
+                ),
+                axis=-1,
+            )
+            for i in range(0, len(labels), args.batch)
+        ]
+    )
+    right = predicted == labels
     print(f"{args.model}: {len(labels)} held-out pairs of {args.held_out}")
     print(f"{'pairs':30s} {'share':>6s} {'SOP acc':>8s}")
     for name, mask in kinds.items():
