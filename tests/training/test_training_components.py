@@ -80,19 +80,23 @@ def make_model():
 def test_resume_after_a_stop_gives_the_same_weights(tmp_path):
     # Uninterrupted: 8 steps.
     straight = make_model()
-    straight.fit(batches(8), epochs=1, verbose=0)
+    straight.fit(batches(8), epochs=1, verbose=0, shuffle=False)
     # Interrupted after 5 steps (checkpoints every 2 and at the end), resumed
     # by a fresh process-like model that skips the data already seen.
     directory = str(tmp_path / "ckpt")
     first = make_model()
     callback = PretrainingCheckpoint(directory, save_every=2, keep=2)
-    first.fit(batches(8).take(5), epochs=1, verbose=0, callbacks=[callback])
+    first.fit(
+        batches(8).take(5), epochs=1, verbose=0, callbacks=[callback], shuffle=False
+    )
     assert sorted(os.listdir(directory)).count("checkpoint") == 1
     resumed = make_model()
     callback = PretrainingCheckpoint(directory, save_every=2, keep=2)
     step = callback.restore(resumed)
     assert step == 5
-    resumed.fit(batches(8).skip(step), epochs=1, verbose=0, callbacks=[callback])
+    resumed.fit(
+        batches(8).skip(step), epochs=1, verbose=0, callbacks=[callback], shuffle=False
+    )
     assert int(resumed.optimizer.iterations.numpy()) == 8
     for a, b in zip(straight.get_weights(), resumed.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
@@ -107,7 +111,9 @@ def test_nan_stops_and_keeps_the_last_good_checkpoint(tmp_path, capsys):
     directory = str(tmp_path / "ckpt")
     guard = NanGuard()
     callback = PretrainingCheckpoint(directory, save_every=1, keep=50)
-    model.fit(batches(30), epochs=1, verbose=0, callbacks=[guard, callback])
+    model.fit(
+        batches(30), epochs=1, verbose=0, callbacks=[guard, callback], shuffle=False
+    )
     assert guard.failed_step is not None, "the loss never diverged"
     assert "NanGuard: the loss became" in capsys.readouterr().out
     latest = tf.train.latest_checkpoint(directory)
@@ -126,6 +132,7 @@ def test_throughput_and_plot(tmp_path):
         epochs=2,
         verbose=0,
         callbacks=[ThroughputLogger(4, 12), LossCurvePlot(path)],
+        shuffle=False,
     )
     assert history.history["seq_per_sec"][-1] > 0
     assert (
