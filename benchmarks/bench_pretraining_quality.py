@@ -568,24 +568,17 @@ def _warmup(args):
     return max(1, int(args.warmup_fraction * args.steps))
 
 
-def evaluate(model, features, batch):
-    """MLM and sentence-head accuracy, and the head's balanced accuracy.
+def sop_predictions(model, x, rows, batch):
+    """The sentence head's predicted labels of `rows` instances of `x`.
 
-    Balanced accuracy (the mean of the two classes' recalls; 0.5 for any
-    constant guess) is what compares across evaluation sets with different
-    label shares: NSP data made from paragraph lines is mostly label 1 (a lone
-    segment is paired with another document, as in the official code).
+    Batch by batch, keeping only the sentence head: `model.predict` would also
+    gather the MLM logits of every instance (8,192 x 20 x 16,000 floats, 10 GB,
+    at 128 tokens).
     """
     import keras
     import numpy as np
 
-    x, y = _xy(features)
-    result = model.evaluate(x, y, batch_size=batch, verbose=0, return_dict=True)
-    # Batch by batch, keeping only the sentence head: `predict` would also
-    # gather the MLM logits of every instance (8,192 x 20 x 16,000 floats,
-    # 10 GB, at 128 tokens).
-    rows = len(y["sop_labels"])
-    predicted = np.concatenate(
+    return np.concatenate(
         [
             np.argmax(
                 keras.ops.convert_to_numpy(
@@ -598,7 +591,22 @@ def evaluate(model, features, batch):
             for start in range(0, rows, batch)
         ]
     )
+
+
+def evaluate(model, features, batch):
+    """MLM and sentence-head accuracy, and the head's balanced accuracy.
+
+    Balanced accuracy (the mean of the two classes' recalls; 0.5 for any
+    constant guess) is what compares across evaluation sets with different
+    label shares: NSP data made from paragraph lines is mostly label 1 (a lone
+    segment is paired with another document, as in the official code).
+    """
+    import numpy as np
+
+    x, y = _xy(features)
+    result = model.evaluate(x, y, batch_size=batch, verbose=0, return_dict=True)
     labels = np.asarray(y["sop_labels"]).reshape(-1)
+    predicted = sop_predictions(model, x, len(labels), batch)
     recalls = [np.mean(predicted[labels == c] == c) for c in (0, 1) if any(labels == c)]
     return {
         "mlm_accuracy": result["mlm_accuracy"],

@@ -270,7 +270,7 @@ def main():
     )
     result["config"] = (
         "small (H=256, L=4, E=128, I=1024, 4 heads), vocab 30000, "
-        f"dropout {args.dropout}, {args.dtype or 'float32'}"
+        f"dropout {args.dropout}, {result['dtype']}"
     )
     print_comparison(result, target=1.2)
     if args.output:

@@ -59,7 +59,10 @@ def make_pairs(args):
     """Features of the held-out pairs, their labels and their descriptions."""
     from albert_keras.pretraining.corpus_tokenizer import CorpusTokenizer
     from albert_keras.pretraining.ngram_masker import NgramMasker
-    from albert_keras.pretraining.pretraining_data import _build_features
+    from albert_keras.pretraining.pretraining_data import (
+        _build_features,
+        tokenize_segments,
+    )
     from albert_keras.pretraining.segment_pairer import SegmentPairer
     from albert_keras.pretraining.text_documents import read_documents
 
@@ -75,14 +78,7 @@ def make_pairs(args):
         raise SystemExit(f"No file matches --held-out {args.held_out!r}.")
     tokenizer = CorpusTokenizer(args.vocab, True)
     documents = read_documents(paths[0], args.split_sentences)
-    lines = [line for doc in documents for line in doc]
-    ids, lengths = tokenizer.encode(lines)
-    doc_of_line = np.repeat(np.arange(len(documents)), [len(d) for d in documents])
-    kept = lengths > 0
-    starts = np.unique(
-        np.searchsorted(doc_of_line[kept], np.arange(len(documents) + 1), "left")
-    )
-    segment_lengths = lengths[kept]
+    ids, segment_lengths, starts = tokenize_segments(documents, tokenizer)
     segment_starts = set((np.cumsum(segment_lengths) - segment_lengths).tolist())
     rng = np.random.default_rng(args.seed)
     pairer = RecordingPairer(args.seq_length, 0.1, False, tokenizer.word_starts)
@@ -140,27 +136,14 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     features, labels, kinds = make_pairs(args)
     import keras
+    from bench_pretraining_quality import sop_predictions  # this folder
 
     import albert_keras.models  # noqa: F401  (registers the classes)
     from albert_keras import AlbertPretrainer
 
     model = keras.saving.load_model(args.model)
     x, _ = AlbertPretrainer.features_to_xy(features)
-    # Batch by batch, only the sentence head (not every MLM logit).
-    predicted = np.concatenate(
-        [
-            np.argmax(
-                keras.ops.convert_to_numpy(
-                    model.predict_on_batch(
-                        {k: v[i : i + args.batch] for k, v in x.items()}
-                    )["sop_logits"]
-                ),
-                axis=-1,
-            )
-            for i in range(0, len(labels), args.batch)
-        ]
-    )
-    right = predicted == labels
+    right = sop_predictions(model, x, len(labels), args.batch) == labels
     print(f"{args.model}: {len(labels)} held-out pairs of {args.held_out}")
     print(f"{'pairs':30s} {'share':>6s} {'SOP acc':>8s}")
     for name, mask in kinds.items():

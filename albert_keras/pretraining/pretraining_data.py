@@ -96,6 +96,29 @@ def output_paths(output: str, num_shards: int) -> list[str]:
     return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
+def tokenize_segments(documents, corpus_tokenizer):
+    """Documents -> the `SegmentPairer` inputs: pieces, segment lengths, starts.
+
+    Args:
+        documents: list of documents, each a list of segments (`read_documents`).
+        corpus_tokenizer: a `CorpusTokenizer`.
+
+    Returns:
+        `(ids, segment_lengths, document_starts)`: the pieces of all segments
+        back to back, the pieces per segment (segments without pieces dropped,
+        as the official code drops such lines), and the first segment of each
+        document then the number of segments (documents left empty dropped).
+    """
+    lines = [line for doc in documents for line in doc]
+    ids, line_lengths = corpus_tokenizer.encode(lines)
+    doc_of_line = np.repeat(np.arange(len(documents)), [len(d) for d in documents])
+    kept = line_lengths > 0
+    document_starts = np.searchsorted(
+        doc_of_line[kept], np.arange(len(documents) + 1), "left"
+    )
+    return ids, line_lengths[kept], np.unique(document_starts)
+
+
 def _build_features(ids, spans, labels, masker, cls_id, sep_id, max_seq_length, rng):
     """`[CLS] a [SEP] b [SEP]` rows from token spans, masked: the feature arrays."""
     a_start, a_end, b_start, b_end = (spans[:, k, None] for k in range(4))
@@ -371,23 +394,15 @@ def create_pretraining_data(
             documents = read_documents(path, split_sentences)
             if not documents:
                 totals["empty_files"] += 1
-            lines = [line for doc in documents for line in doc]
-            ids, line_lengths = corpus_tokenizer.encode(lines)
-            doc_of_line = np.repeat(
-                np.arange(len(documents)), [len(d) for d in documents]
+            ids, segment_lengths, document_starts = tokenize_segments(
+                documents, corpus_tokenizer
             )
-            kept = line_lengths > 0  # the official code drops lines without pieces
-            segment_docs = doc_of_line[kept]
-            document_starts = np.searchsorted(
-                segment_docs, np.arange(len(documents) + 1), "left"
-            )
-            document_starts = np.unique(document_starts)  # drops empty documents
             totals["documents"] += len(document_starts) - 1
-            totals["segments"] += int(kept.sum())
+            totals["segments"] += len(segment_lengths)
             progress.update(size)
             temp = f"{outputs[0]}.tmp-{os.getpid()}-{index:05d}"
             temp_paths.append(temp)
-            job = (index, ids, line_lengths[kept], document_starts, temp, options)
+            job = (index, ids, segment_lengths, document_starts, temp, options)
             if pool is None:
                 results.append(
                     _write_file_instances(job, lambda n, s=size: progress.update(s, n))
