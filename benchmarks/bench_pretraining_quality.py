@@ -77,6 +77,12 @@ def parse_args(argv=None):
     parser.add_argument("--seq-length", type=int, default=128)
     parser.add_argument("--predictions", type=int, default=20)
     parser.add_argument("--learning-rate", type=float, default=5e-3)
+    parser.add_argument(
+        "--weight-decay",
+        type=float,
+        default=0.01,
+        help="LAMB weight decay (the official 0.01), not on LayerNorm and biases",
+    )
     parser.add_argument("--warmup-fraction", type=float, default=0.1)
     parser.add_argument(
         "--dropout",
@@ -468,7 +474,11 @@ def train_on_arrays(args, features, task):
     model = AlbertPretrainer(AlbertBackbone(model_config(args)))
     model.compile(
         optimizer=create_optimizer(
-            "lamb", args.learning_rate, args.steps, _warmup(args)
+            "lamb",
+            args.learning_rate,
+            args.steps,
+            _warmup(args),
+            weight_decay=args.weight_decay,
         ),
         jit_compile=not args.no_jit,
     )
@@ -551,6 +561,7 @@ def train_on_records(args, info, task):
         num_train_steps=args.steps,
         num_warmup_steps=_warmup(args),
         learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
         steps_per_epoch=min(100, args.steps),
         save_every=args.save_every or args.steps,
         jit_compile=not args.no_jit,

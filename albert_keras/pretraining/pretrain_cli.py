@@ -62,6 +62,12 @@ def add_parsers(subparsers):
     )
     pretrain.add_argument("--warmup-steps", type=int, default=100)
     pretrain.add_argument("--learning-rate", type=float, default=5e-3)
+    pretrain.add_argument(
+        "--weight-decay",
+        type=float,
+        default=0.01,
+        help="LAMB weight decay, not on LayerNorm parameters and biases",
+    )
     pretrain.add_argument("--steps-per-epoch", type=int, default=100)
     pretrain.add_argument("--save-every", type=int, default=100)
     pretrain.add_argument("--keep-checkpoints", type=int, default=3)
@@ -285,6 +291,7 @@ def run_pretrain(args):
         num_train_steps=args.steps,
         num_warmup_steps=min(args.warmup_steps, args.steps),
         learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
         steps_per_epoch=args.steps_per_epoch,
         save_every=args.save_every,
         keep_checkpoints=args.keep_checkpoints,

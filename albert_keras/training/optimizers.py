@@ -43,6 +43,16 @@ def create_optimizer(
     >>> type(optimizer).__name__
     'FastLamb'
     """
+    if not learning_rate >= 0:
+        raise ValueError(
+            f"The learning rate must be 0 or more. Received: {learning_rate}. "
+            "Pass e.g. --learning-rate 5e-3 (pretraining) or 5e-5 (fine-tuning)."
+        )
+    if not weight_decay >= 0:
+        raise ValueError(
+            f"The weight decay must be 0 or more. Received: {weight_decay}. "
+            "Pass e.g. --weight-decay 0.01 (the official rate), or 0 for none."
+        )
     schedule = WarmupPolynomialDecay(
         learning_rate, decay_steps=num_train_steps, warmup_steps=num_warmup_steps
     )

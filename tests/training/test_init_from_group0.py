@@ -227,6 +227,8 @@ def test_pretrain_cli_init_from_group0(tmp_path):
             "--init-from-group0",
             "--learning-rate",
             "0",
+            "--weight-decay",
+            "0.02",
             "--steps",
             "1",
             "--steps-per-epoch",

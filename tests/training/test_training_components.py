@@ -4,6 +4,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from albert_test_case import micro_config
 
@@ -51,6 +52,14 @@ def test_weight_decay_skips_layer_norm_and_biases():
         elif np.any(before[w.path] != 0):
             assert changed, w.path
     assert optimizer.epsilon == 1e-6 and optimizer.global_clipnorm == 1.0
+
+
+def test_optimizer_rejects_a_bad_rate_or_decay():
+    with pytest.raises(ValueError, match="learning rate must be 0 or more.*-0.1"):
+        create_optimizer("lamb", -0.1, 10, 0)
+    with pytest.raises(ValueError, match="weight decay must be 0 or more.*-0.01"):
+        create_optimizer("adamw", 1e-3, 10, 0, weight_decay=-0.01)
+    assert create_optimizer("lamb", 1e-3, 10, 0, weight_decay=0.1).weight_decay == 0.1
 
 
 def batches(steps, seed=0):
