@@ -3,9 +3,11 @@
 The models are imported on first use (`from albert_keras import
 AlbertBackbone`), not with the package: data creation
 (`albert_keras.pretraining.pretraining_data`) and the configs then run
-without loading Keras and TensorFlow, which takes seconds. To load a `.keras`
-file, import the class it holds first (or `albert_keras.models`), so that
-Keras knows its registered name.
+without loading Keras and TensorFlow, which takes seconds. Keras loads a
+`.keras` file of ours once our classes are registered: `import albert_keras`
+registers them when Keras is already imported (`import keras` first, as
+most scripts do); otherwise import `albert_keras.models` (or the class) before
+`keras.saving.load_model`.
 """
 
 __version__ = "0.1.0"
@@ -13,6 +15,7 @@ __version__ = "0.1.0"
 import importlib as _importlib
 import importlib.util as _importlib_util
 import os as _os
+import sys as _sys
 
 # TensorFlow's C++ INFO/WARNING start-up lines drown what users read; set
 # TF_CPP_MIN_LOG_LEVEL yourself before importing to see them.
@@ -58,3 +61,16 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+# Keras finds the classes of a `.keras` file by their registered names
+# ("albert_keras>AlbertPretrainer"): with Keras already loaded, registering
+# them costs a few milliseconds, so `import keras; import albert_keras;
+# keras.saving.load_model(...)` works.
+if "keras" in _sys.modules:
+    _importlib.import_module("albert_keras.models")
+    # The tokenizer layers and text-in models (the classes, capitalized).
+    _tokenizers = _importlib.import_module("albert_keras.tokenizers")
+    for _name, _module in _tokenizers._LAZY.items():
+        if _name[0].isupper():
+            _importlib.import_module(_module)

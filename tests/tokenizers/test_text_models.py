@@ -63,6 +63,45 @@ def test_keras_file_carries_the_vocabulary(text_model, tmp_path):
     assert max_abs_diff(got, text_model(tf.constant(TEXTS))["logits"]) < 1e-6
 
 
+def test_keras_files_load_after_import_keras_then_albert_keras(text_model, tmp_path):
+    # A fresh process that imports Keras, then only the package: its `.keras`
+    # files (a text-in model, a compiled pretrainer) load with Keras's own
+    # `load_model`, outputs and optimizer as saved.
+    from albert_keras import AlbertPretrainer
+    from albert_keras.training import create_optimizer
+
+    text_model.save(tmp_path / "text.keras")
+    np.save(tmp_path / "logits.npy", text_model(tf.constant(RAW))["logits"].numpy())
+    np.save(tmp_path / "texts.npy", np.array(RAW, dtype=object), allow_pickle=True)
+    pretrainer = AlbertPretrainer(AlbertBackbone(micro_config(vocab_size=50)))
+    pretrainer.compile(optimizer=create_optimizer("lamb", 1e-3, 10, 2))
+    pretrainer.save(tmp_path / "pretrainer.keras")
+    script = textwrap.dedent(
+        """
+        import sys
+        import keras, numpy as np, tensorflow as tf
+        import albert_keras
+        text = keras.saving.load_model("text.keras")
+        texts = tf.constant(np.load("texts.npy", allow_pickle=True))
+        logits = text(texts)["logits"].numpy()
+        assert np.max(np.abs(logits - np.load("logits.npy"))) < 1e-6
+        pretrainer = keras.saving.load_model("pretrainer.keras")
+        assert type(pretrainer).__name__ == "AlbertPretrainer"
+        assert type(pretrainer.optimizer).__name__ == "FastLamb"
+        print("LOADED")
+        """
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert result.returncode == 0 and "LOADED" in result.stdout, result.stderr[-2000:]
+
+
 def test_saved_model_serves_raw_strings_without_albert_keras(text_model, tmp_path):
     path = str(tmp_path / "serving")
     text_model.export(path, verbose=False)
