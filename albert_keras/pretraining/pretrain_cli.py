@@ -68,6 +68,13 @@ def add_parsers(subparsers):
         default=0.01,
         help="LAMB weight decay, not on LayerNorm parameters and biases",
     )
+    pretrain.add_argument(
+        "--optimizer",
+        default="lamb",
+        choices=["lamb", "lamb_official"],
+        help="lamb: keras.optimizers.Lamb; lamb_official: the official ALBERT "
+        "LAMBOptimizer's update (no bias correction, decay inside the trust ratio)",
+    )
     pretrain.add_argument("--steps-per-epoch", type=int, default=100)
     pretrain.add_argument("--save-every", type=int, default=100)
     pretrain.add_argument("--keep-checkpoints", type=int, default=3)
@@ -292,6 +299,7 @@ def run_pretrain(args):
         num_warmup_steps=min(args.warmup_steps, args.steps),
         learning_rate=args.learning_rate,
         weight_decay=args.weight_decay,
+        optimizer=args.optimizer,
         steps_per_epoch=args.steps_per_epoch,
         save_every=args.save_every,
         keep_checkpoints=args.keep_checkpoints,

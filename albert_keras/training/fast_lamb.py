@@ -108,10 +108,20 @@ class FastLamb(keras.optimizers.Lamb):
     TPUs, with JAX or PyTorch, or with `matmul_sums=False`, it computes exactly what
     `keras.optimizers.Lamb` computes.
 
+    With `official_update=True` it computes the update of the official
+    `lamb_optimizer.LAMBOptimizer` (google-research ALBERT) instead, which
+    differs from Keras's in three ways: Adam moments without bias correction;
+    weight decay added to the update before the trust ratio scales it (not
+    subtracted apart as `lr * weight_decay * w`); and no trust ratio for the
+    variables excluded from weight decay (LayerNorm parameters and biases),
+    which get `lr * update`.
+
     Args:
         matmul_sums: None (default) sums by matrix products under
             TensorFlow's XLA when no GPU or TPU is present; False never does;
             True does under TensorFlow's XLA on any device.
+        official_update: the official ALBERT LAMB update (see above) instead
+            of Keras's.
         **kwargs: the arguments of `keras.optimizers.Lamb` (`learning_rate`,
             `beta_1`, `beta_2`, `epsilon`, `weight_decay`, `global_clipnorm`,
             ...).
@@ -124,9 +134,12 @@ class FastLamb(keras.optimizers.Lamb):
     0.999
     """
 
-    def __init__(self, matmul_sums: bool | None = None, **kwargs):
+    def __init__(
+        self, matmul_sums: bool | None = None, official_update: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         self.matmul_sums = matmul_sums
+        self.official_update = bool(official_update)
         self._use_matmul = bool(matmul_sums)
 
     def build(self, var_list):
@@ -156,8 +169,15 @@ class FastLamb(keras.optimizers.Lamb):
         scale = clip * ops.minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
         return [g * scale if g is not None else g for g in grads]
 
+    def _apply_weight_decay(self, variables):
+        # The official update adds the decay inside `update_step`.
+        if not self.official_update:
+            super()._apply_weight_decay(variables)
+
     def update_step(self, gradient, variable, learning_rate):
         """`keras.optimizers.Lamb.update_step` with `_norm` for the norms."""
+        if self.official_update:
+            return self._official_update_step(gradient, variable, learning_rate)
         lr = ops.cast(learning_rate, variable.dtype)
         gradient = ops.cast(gradient, variable.dtype)
         local_step = ops.cast(self.iterations + 1, variable.dtype)
@@ -184,7 +204,33 @@ class FastLamb(keras.optimizers.Lamb):
         )
         self.assign_sub(variable, ratio * lr * update)
 
+    def _official_update_step(self, gradient, variable, learning_rate):
+        """The official `LAMBOptimizer.apply_gradients`, for one variable."""
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        m = self._momentums[self._get_variable_index(variable)]
+        v = self._velocities[self._get_variable_index(variable)]
+        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
+        self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
+        update = m / (ops.sqrt(v) + self.epsilon)
+        # LayerNorm parameters and biases: neither decay nor trust ratio (the
+        # official exclude_from_layer_adaptation defaults to the decay's).
+        if not self._use_weight_decay(variable):
+            self.assign_sub(variable, lr * update)
+            return
+        if self.weight_decay:
+            update = update + ops.cast(self.weight_decay, variable.dtype) * variable
+        w_norm = self._norm(variable)
+        g_norm = self._norm(update)
+        ratio = ops.where(
+            ops.greater(w_norm, 0),
+            ops.where(ops.greater(g_norm, 0), (w_norm / g_norm), 1.0),
+            1.0,
+        )
+        self.assign_sub(variable, ratio * lr * update)
+
     def get_config(self):
         config = super().get_config()
         config["matmul_sums"] = self.matmul_sums
+        config["official_update"] = self.official_update
         return config

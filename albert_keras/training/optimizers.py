@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import keras
 
 from albert_keras.training.fast_lamb import FastLamb
@@ -27,14 +29,16 @@ def create_optimizer(
     1.0, as the official `optimization.create_optimizer` sets them. Built on
     `keras.optimizers.Lamb` / `AdamW` (the TF Addons package is end-of-life);
     LAMB is `FastLamb`, `keras.optimizers.Lamb` with its norms summed faster
-    under XLA on CPU.
+    under XLA on CPU; "lamb_official" is `FastLamb(official_update=True)`,
+    the official `LAMBOptimizer`'s update (no bias correction, the decay
+    inside the trust ratio, no trust ratio for LayerNorm and biases).
 
     Args:
-        name: "lamb" or "adamw".
+        name: "lamb", "lamb_official" or "adamw".
         learning_rate: peak rate (the paper: 0.00176 for batch 4096).
         num_train_steps: total steps; the rate decays to 0 at the end.
         num_warmup_steps: linear warmup steps.
-        weight_decay: decoupled weight decay rate.
+        weight_decay: weight decay rate (decoupled, except "lamb_official").
         epsilon: epsilon of the second-moment denominator.
         clipnorm: global-norm clipping, or None.
 
@@ -56,7 +60,11 @@ def create_optimizer(
     schedule = WarmupPolynomialDecay(
         learning_rate, decay_steps=num_train_steps, warmup_steps=num_warmup_steps
     )
-    classes = {"lamb": FastLamb, "adamw": keras.optimizers.AdamW}
+    classes = {
+        "lamb": FastLamb,
+        "lamb_official": functools.partial(FastLamb, official_update=True),
+        "adamw": keras.optimizers.AdamW,
+    }
     if name not in classes:
         raise ValueError(
             f"Unknown optimizer. Received: {name!r}. Allowed: {', '.join(classes)}"

@@ -66,6 +66,7 @@ def run_pretraining(
     num_warmup_steps: int = 100,
     learning_rate: float = 0.00176,
     weight_decay: float = 0.01,
+    optimizer: str = "lamb",
     steps_per_epoch: int = 100,
     save_every: int = 100,
     keep_checkpoints: int = 3,
@@ -92,8 +93,11 @@ def run_pretraining(
         strategy: a `tf.distribute.Strategy` (default: the current one).
         global_batch_size, sequence_length: for the throughput numbers.
         num_train_steps, num_warmup_steps, learning_rate: LAMB schedule.
-        weight_decay: LAMB's decoupled weight decay (the official 0.01),
-            not applied to LayerNorm parameters and biases.
+        weight_decay: LAMB's weight decay (the official 0.01), not applied
+            to LayerNorm parameters and biases.
+        optimizer: "lamb" (`keras.optimizers.Lamb` as `FastLamb`) or
+            "lamb_official" (the official `LAMBOptimizer`'s update: no bias
+            correction, the decay inside the trust ratio; see `FastLamb`).
         steps_per_epoch: steps per Keras epoch (one progress bar and one
             point of the curves each).
         save_every, keep_checkpoints: checkpoint frequency and retention.
@@ -118,7 +122,7 @@ def run_pretraining(
         model = AlbertPretrainer(AlbertBackbone(config, dtype=dtype))
         model.compile(
             optimizer=create_optimizer(
-                "lamb",
+                optimizer,
                 learning_rate,
                 num_train_steps,
                 num_warmup_steps,

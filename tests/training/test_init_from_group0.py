@@ -229,6 +229,8 @@ def test_pretrain_cli_init_from_group0(tmp_path):
             "0",
             "--weight-decay",
             "0.02",
+            "--optimizer",
+            "lamb_official",
             "--steps",
             "1",
             "--steps-per-epoch",
@@ -243,6 +245,7 @@ def test_pretrain_cli_init_from_group0(tmp_path):
     assert code == 0
     trained = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
     assert trained.backbone.config.num_hidden_groups == 2
+    assert trained.optimizer.official_update and trained.optimizer.weight_decay == 0.02
     assert {w.path.split("/")[1] for w in trained.weights if "encoder/" in w.path} == {
         "group_0_inner_group_0",
         "group_1_inner_group_0",
