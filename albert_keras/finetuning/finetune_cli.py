@@ -37,6 +37,13 @@ def add_parser(subparsers):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--warmup-fraction", type=float, default=0.1)
+    parser.add_argument(
+        "--optimizer",
+        default="adamw",
+        choices=["adamw", "adamw_official"],
+        help="adamw: keras.optimizers.AdamW; adamw_official: the official "
+        "AdamWeightDecayOptimizer (no bias correction)",
+    )
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument(
         "--patience", type=int, default=2, help="epochs without dev improvement"
@@ -85,6 +92,7 @@ def run_finetune(args):
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         warmup_fraction=args.warmup_fraction,
+        optimizer=args.optimizer,
         sequence_length=args.max_seq_length,
         patience=args.patience,
         seed=args.seed,

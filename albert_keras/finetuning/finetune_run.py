@@ -140,11 +140,11 @@ def reuse_task_head(model, loaded):
     return f"the whole {type(model).__name__} reused, head included"
 
 
-def _optimizer(learning_rate, total_steps, warmup_fraction):
+def _optimizer(learning_rate, total_steps, warmup_fraction, name="adamw"):
     from albert_keras.training.optimizers import create_optimizer
 
     return create_optimizer(
-        "adamw",
+        name,
         learning_rate,
         num_train_steps=max(total_steps, 1),
         num_warmup_steps=int(warmup_fraction * total_steps),
@@ -333,6 +333,7 @@ def run_finetuning(
     batch_size=32,
     learning_rate=5e-5,
     warmup_fraction=0.1,
+    optimizer="adamw",
     sequence_length=128,
     patience=2,
     seed=0,
@@ -365,6 +366,8 @@ def run_finetuning(
         epochs, batch_size, learning_rate, warmup_fraction: AdamW with linear
             warmup and linear decay, weight decay 0.01 (not on LayerNorm and
             biases), global-norm clipping 1.0.
+        optimizer: "adamw" (`keras.optimizers.AdamW`) or "adamw_official"
+            (`OfficialAdamW`: the official optimizer, no bias correction).
         sequence_length: packed length (for SQuAD the window length).
         patience: epochs without a better dev metric before stopping.
         seed: shuffling and initialization seed.
@@ -431,7 +434,7 @@ def run_finetuning(
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-job.num_train // batch_size) * epochs
     model.compile(
-        optimizer=_optimizer(learning_rate, steps, warmup_fraction),
+        optimizer=_optimizer(learning_rate, steps, warmup_fraction, optimizer),
         loss=losses,
         loss_weights=loss_weights,
         jit_compile=jit_compile,

@@ -10,6 +10,7 @@ import importlib
 from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
+from albert_keras.training.official_adamw import OfficialAdamW
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.throughput_logger import ThroughputLogger
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
@@ -30,6 +31,7 @@ __all__ = [
     "FastLamb",
     "LossCurvePlot",
     "NanGuard",
+    "OfficialAdamW",
     "PretrainingCheckpoint",
     "ThroughputLogger",
     "WarmupPolynomialDecay",

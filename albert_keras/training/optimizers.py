@@ -7,6 +7,7 @@ import functools
 import keras
 
 from albert_keras.training.fast_lamb import FastLamb
+from albert_keras.training.official_adamw import OfficialAdamW
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
 
 # Official `exclude_from_weight_decay`: LayerNorm parameters and biases.
@@ -31,14 +32,17 @@ def create_optimizer(
     LAMB is `FastLamb`, `keras.optimizers.Lamb` with its norms summed faster
     under XLA on CPU; "lamb_official" is `FastLamb(official_update=True)`,
     the official `LAMBOptimizer`'s update (no bias correction, the decay
-    inside the trust ratio, no trust ratio for LayerNorm and biases).
+    inside the trust ratio, no trust ratio for LayerNorm and biases);
+    "adamw_official" is `OfficialAdamW`, the official
+    `AdamWeightDecayOptimizer` (AdamW without bias correction).
 
     Args:
-        name: "lamb", "lamb_official" or "adamw".
+        name: "lamb", "lamb_official", "adamw" or "adamw_official".
         learning_rate: peak rate (the paper: 0.00176 for batch 4096).
         num_train_steps: total steps; the rate decays to 0 at the end.
         num_warmup_steps: linear warmup steps.
-        weight_decay: weight decay rate (decoupled, except "lamb_official").
+        weight_decay: weight decay rate (decoupled, except "lamb_official",
+            which adds it to the update before the trust ratio).
         epsilon: epsilon of the second-moment denominator.
         clipnorm: global-norm clipping, or None.
 
@@ -64,6 +68,7 @@ def create_optimizer(
         "lamb": FastLamb,
         "lamb_official": functools.partial(FastLamb, official_update=True),
         "adamw": keras.optimizers.AdamW,
+        "adamw_official": OfficialAdamW,
     }
     if name not in classes:
         raise ValueError(

@@ -320,6 +320,8 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
             "32",
             "--learning-rate",
             "0",
+            "--optimizer",
+            "adamw_official",
         ]
     )
     assert code == 0
@@ -332,6 +334,7 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     np.testing.assert_array_equal(
         model.backbone.embeddings.word_embeddings.numpy(), word_embeddings
     )
+    assert type(model.optimizer).__name__ == "OfficialAdamW"
     # The exported SavedModel takes raw strings and gives the model's logits.
     import tensorflow as tf
 

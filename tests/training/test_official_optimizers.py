@@ -1,4 +1,9 @@
-"""`FastLamb(official_update=True)` against the official TF1 `LAMBOptimizer`."""
+"""The official-update optimizers against the official TF1 ones.
+
+`FastLamb(official_update=True)` against `lamb_optimizer.LAMBOptimizer`,
+`OfficialAdamW` against `optimization.AdamWeightDecayOptimizer`, both run by
+the official code in TF1 graph mode.
+"""
 
 import os
 import subprocess
@@ -9,7 +14,7 @@ import keras
 import numpy as np
 import pytest
 
-from albert_keras.training import FastLamb, create_optimizer
+from albert_keras.training import FastLamb, OfficialAdamW, create_optimizer
 from albert_keras.training.optimizers import NO_DECAY
 
 ORACLE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "oracle")
@@ -23,6 +28,10 @@ VARIABLES = {
     "embeddings/word_embeddings": "embeddings",
 }
 STEPS, RATE, DECAY = 5, 0.01, 0.1
+OFFICIAL = {
+    "lamb": "lamb_optimizer.LAMBOptimizer",
+    "adamw": "optimization.AdamWeightDecayOptimizer",
+}
 
 
 def start_values(rng):
@@ -37,7 +46,7 @@ def start_values(rng):
     return values, grads
 
 
-def official_values(values, grads, tmp_path):
+def official_values(values, grads, tmp_path, optimizer="lamb"):
     """The official optimizer's variables after the steps (TF1 graph mode)."""
     np.savez(tmp_path / "values.npz", **values)
     np.savez(
@@ -50,7 +59,7 @@ def official_values(values, grads, tmp_path):
         sys.path.insert(0, {ORACLE_DIR!r})
         import tf1_compat
         import numpy as np
-        from albert import lamb_optimizer
+        from albert import lamb_optimizer, optimization
         tf = tf1_compat.tf1
         values, grads = np.load("values.npz"), np.load("grads.npz")
         variables = {{
@@ -60,7 +69,7 @@ def official_values(values, grads, tmp_path):
         holders = {{
             k: tf.placeholder(tf.float32, v.shape) for k, v in variables.items()
         }}
-        optimizer = lamb_optimizer.LAMBOptimizer(
+        optimizer = {OFFICIAL[optimizer]}(
             learning_rate={RATE},
             weight_decay_rate={DECAY},
             beta_1=0.9,
@@ -87,11 +96,11 @@ def official_values(values, grads, tmp_path):
     return dict(np.load(tmp_path / "official.npz"))
 
 
-def keras_values(values, grads, **kwargs):
+def keras_values(values, grads, cls=FastLamb, **kwargs):
     variables = {
         k: keras.Variable(v.astype("float32"), name=k) for k, v in values.items()
     }
-    optimizer = FastLamb(learning_rate=RATE, weight_decay=DECAY, epsilon=1e-6, **kwargs)
+    optimizer = cls(learning_rate=RATE, weight_decay=DECAY, epsilon=1e-6, **kwargs)
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY)
     for step in grads:
         optimizer.apply(
@@ -113,10 +122,29 @@ def test_official_update_equals_the_official_lamb(tmp_path):
     assert max(np.max(np.abs(keras_lamb[k] - official[k])) for k in official) > 1e-3
 
 
+def test_official_adamw_equals_the_official_adam_weight_decay(tmp_path):
+    values, grads = start_values(np.random.default_rng(1))
+    official = official_values(values, grads, tmp_path, "adamw")
+    ours = keras_values(values, grads, OfficialAdamW)
+    for name in VARIABLES.values():
+        moved = np.max(np.abs(official[name] - values[name]))
+        assert moved > 1e-3, name
+        assert np.max(np.abs(ours[name] - official[name])) < 1e-6 * (1 + moved), name
+    # Keras's AdamW (bias-corrected) is visibly another update.
+    keras_adamw = keras_values(values, grads, keras.optimizers.AdamW)
+    assert max(np.max(np.abs(keras_adamw[k] - official[k])) for k in official) > 1e-3
+    with pytest.raises(ValueError, match="no amsgrad"):
+        OfficialAdamW(amsgrad=True)
+
+
 def test_create_optimizer_lamb_official_round_trips():
     optimizer = create_optimizer("lamb_official", 1e-3, 100, 10, weight_decay=0.02)
     assert isinstance(optimizer, FastLamb) and optimizer.official_update
     restored = FastLamb.from_config(optimizer.get_config())
     assert restored.official_update and restored.weight_decay == 0.02
-    with pytest.raises(ValueError, match="Allowed: lamb, lamb_official, adamw"):
+    adamw = create_optimizer("adamw_official", 1e-3, 100, 10)
+    assert isinstance(adamw, OfficialAdamW) and adamw.global_clipnorm == 1.0
+    assert isinstance(OfficialAdamW.from_config(adamw.get_config()), OfficialAdamW)
+    allowed = "Allowed: lamb, lamb_official, adamw, adamw_official"
+    with pytest.raises(ValueError, match=allowed):
         create_optimizer("lars")
