@@ -69,6 +69,26 @@ def test_updates_equal_keras_lamb(jit_compile, monkeypatch):
             assert diff == 0.0, (name, diff)
 
 
+def test_official_update_under_xla_equals_eager():
+    # The official update (its oracle test runs eagerly) compiles by XLA, with
+    # the matrix-product sums, to the same values.
+    results = []
+    for jit_compile in (False, True):
+        optimizer = FastLamb(
+            learning_rate=0.01,
+            weight_decay=0.01,
+            epsilon=1e-6,
+            global_clipnorm=1.0,
+            official_update=True,
+        )
+        optimizer.exclude_from_weight_decay(var_names=["bias"])
+        initial, got = run(optimizer, 6, jit_compile)
+        results.append(got)
+    for name, i, e, g in zip(SHAPES, initial, *results, strict=True):
+        assert np.max(np.abs(e - i)) > 1e-3, name
+        assert np.max(np.abs(e - g)) < 1e-6, name
+
+
 def test_square_sum_by_matmul_under_xla_equals_float64_sum():
     seen = []
 
