@@ -83,6 +83,12 @@ def parse_args(argv=None):
         default=0.01,
         help="LAMB weight decay (the official 0.01), not on LayerNorm and biases",
     )
+    parser.add_argument(
+        "--optimizer",
+        default="lamb",
+        choices=["lamb", "lamb_official"],
+        help="keras.optimizers.Lamb, or the official ALBERT LAMBOptimizer's update",
+    )
     parser.add_argument("--warmup-fraction", type=float, default=0.1)
     parser.add_argument(
         "--dropout",
@@ -474,7 +480,7 @@ def train_on_arrays(args, features, task):
     model = AlbertPretrainer(AlbertBackbone(model_config(args)))
     model.compile(
         optimizer=create_optimizer(
-            "lamb",
+            args.optimizer,
             args.learning_rate,
             args.steps,
             _warmup(args),
@@ -562,6 +568,7 @@ def train_on_records(args, info, task):
         num_warmup_steps=_warmup(args),
         learning_rate=args.learning_rate,
         weight_decay=args.weight_decay,
+        optimizer=args.optimizer,
         steps_per_epoch=min(100, args.steps),
         save_every=args.save_every or args.steps,
         jit_compile=not args.no_jit,
@@ -710,6 +717,8 @@ def main(argv=None):
                 "learning_rate",
                 "warmup_fraction",
                 "dropout",
+                "weight_decay",
+                "optimizer",
                 "dupe_factor",
                 "vocab_size",
                 "held_out_every",
