@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from albert_keras.training.official_adamw import official_adam_direction
+
 # Below this many elements a plain reduction is as fast as anything else.
 _MIN_MATMUL_SUM_SIZE = 4096
 
@@ -194,7 +196,10 @@ class FastLamb(keras.optimizers.Lamb):
         m_t_hat = ops.divide(m, (1.0 - beta_1_power))
         v_sqrt = ops.add(ops.sqrt(ops.divide(v, (1.0 - beta_2_power))), self.epsilon)
         update = ops.divide(m_t_hat, v_sqrt)
+        self._step_by_trust_ratio(variable, update, lr)
 
+    def _step_by_trust_ratio(self, variable, update, lr):
+        """`variable -= ||w|| / ||update|| * lr * update` (ratio 1 at a zero norm)."""
         w_norm = self._norm(variable)
         g_norm = self._norm(update)
         ratio = ops.where(
@@ -207,12 +212,7 @@ class FastLamb(keras.optimizers.Lamb):
     def _official_update_step(self, gradient, variable, learning_rate):
         """The official `LAMBOptimizer.apply_gradients`, for one variable."""
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
-        self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
-        update = m / (ops.sqrt(v) + self.epsilon)
+        update = official_adam_direction(self, gradient, variable)
         # LayerNorm parameters and biases: neither decay nor trust ratio (the
         # official exclude_from_layer_adaptation defaults to the decay's).
         if not self._use_weight_decay(variable):
@@ -220,14 +220,7 @@ class FastLamb(keras.optimizers.Lamb):
             return
         if self.weight_decay:
             update = update + ops.cast(self.weight_decay, variable.dtype) * variable
-        w_norm = self._norm(variable)
-        g_norm = self._norm(update)
-        ratio = ops.where(
-            ops.greater(w_norm, 0),
-            ops.where(ops.greater(g_norm, 0), (w_norm / g_norm), 1.0),
-            1.0,
-        )
-        self.assign_sub(variable, ratio * lr * update)
+        self._step_by_trust_ratio(variable, update, lr)
 
     def get_config(self):
         config = super().get_config()

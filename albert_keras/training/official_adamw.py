@@ -6,6 +6,22 @@ import keras
 from keras import ops
 
 
+def official_adam_direction(optimizer, gradient, variable):
+    """Steps the Adam moments the official way; returns m / (sqrt(v) + eps).
+
+    The official `AdamWeightDecayOptimizer` and `LAMBOptimizer` both keep the
+    plain moving averages, without bias correction. `optimizer` is a Keras
+    Adam-family optimizer (its `_momentums` and `_velocities`).
+    """
+    gradient = ops.cast(gradient, variable.dtype)
+    m = optimizer._momentums[optimizer._get_variable_index(variable)]
+    v = optimizer._velocities[optimizer._get_variable_index(variable)]
+    beta_1, beta_2 = optimizer.beta_1, optimizer.beta_2
+    optimizer.assign(m, beta_1 * m + (1.0 - beta_1) * gradient)
+    optimizer.assign(v, beta_2 * v + (1.0 - beta_2) * ops.square(gradient))
+    return m / (ops.sqrt(v) + optimizer.epsilon)
+
+
 @keras.saving.register_keras_serializable(package="albert_keras")
 class OfficialAdamW(keras.optimizers.AdamW):
     """`AdamWeightDecayOptimizer` of the official `optimization.py`.
@@ -38,9 +54,6 @@ class OfficialAdamW(keras.optimizers.AdamW):
     def update_step(self, gradient, variable, learning_rate):
         """One official Adam step (the decay is applied before, by Keras)."""
         lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
-        self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
-        self.assign_sub(variable, lr * m / (ops.sqrt(v) + self.epsilon))
+        self.assign_sub(
+            variable, lr * official_adam_direction(self, gradient, variable)
+        )
