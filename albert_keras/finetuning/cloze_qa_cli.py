@@ -14,8 +14,9 @@ def add_parser(subparsers):
             "Make SQuAD 2.0 JSON from plain text (the pretraining input format): "
             "a name, year or number in a sentence becomes a question word, the "
             "words around it the question, and its place in the passage the "
-            "answer; questions from another passage of the document are "
-            "unanswerable. Fine-tune on it (`albert-keras finetune --task "
+            "answer; questions from another passage of the document, or "
+            "(--plausible) from this one with a fact changed, are unanswerable. "
+            "Fine-tune on it (`albert-keras finetune --task "
             "squad`), then on your real questions with --init its best.keras: "
             "a small pretrained model learns span QA from few labelled "
             "questions only after such a warm-up."
@@ -42,6 +43,15 @@ def add_parser(subparsers):
     parser.add_argument("--questions-per-passage", type=int, default=3)
     parser.add_argument(
         "--unanswerable", type=float, default=1 / 3, help="share (default: 1/3)"
+    )
+    parser.add_argument(
+        "--plausible",
+        type=float,
+        default=0.0,
+        help="share of the unanswerable questions made from the passage itself "
+        "with one fact changed (a name, year or number swapped, a negation, an "
+        "opposite), as SQuAD 2.0's are, instead of from another passage "
+        "(default: 0)",
     )
     parser.add_argument(
         "--fronted",
@@ -72,6 +82,7 @@ def run(args):
     generator = ClozeQuestionGenerator(
         questions_per_passage=args.questions_per_passage,
         unanswerable=args.unanswerable,
+        plausible=args.plausible,
         min_words=args.min_words,
         max_words=args.max_words,
         fronted=args.fronted,

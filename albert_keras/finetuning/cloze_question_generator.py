@@ -10,7 +10,13 @@ sentence of a passage, replace a name, year or number in it with a question
 word, keep a few words either side of it as the question, and the replaced
 words in the passage are the answer. A question made from another passage
 of the same document, whose answer does not occur in this one, is
-unanswerable (SQuAD 2.0's `is_impossible`). Optionally a question is made
+unanswerable (SQuAD 2.0's `is_impossible`). Such a question is easy to
+tell apart: its words are not in the passage. SQuAD 2.0's unanswerable
+questions are not (Rajpurkar et al. 2018): they are written against the
+passage, with an entity swapped, a negation or an antonym, so they match it
+word for word but for the one word that makes them unanswerable. Optionally
+(`plausible`) unanswerable questions are made that way: a question from a
+sentence of this passage with one fact changed. Optionally a question is made
 disfluent, as spoken questions are (Disfl-QA, Gupta et al. 2021): it starts
 another question and breaks off, or says a wrong word and corrects it, so a
 model learns to answer the repair, not the slip.
@@ -43,6 +49,42 @@ _NOT_NAMES = frozenset(
 _INTERREGNA = tuple(
     "no|no sorry|sorry|I mean|or rather|rather|um|uh|er|no no|no wait|make that|"
     "actually|oops|scratch that|or uh|I meant|wait|no I mean|sorry I mean".split("|")
+)
+# Auxiliaries a negation follows ("did" -> "did not").
+_AUXILIARIES = frozenset(
+    "is was are were did does do has had have can could will would should may "
+    "might must".split()
+)
+_NEGATIONS = re.compile(r"\b(?:not|never|no|nor|cannot)\b|n't", re.IGNORECASE)
+# Words whose opposite changes the fact a question asks about.
+_OPPOSITES = dict(
+    pair
+    for a, b in (
+        ("first", "last"),
+        ("before", "after"),
+        ("largest", "smallest"),
+        ("most", "least"),
+        ("more", "less"),
+        ("higher", "lower"),
+        ("earlier", "later"),
+        ("early", "late"),
+        ("north", "south"),
+        ("east", "west"),
+        ("won", "lost"),
+        ("increased", "decreased"),
+        ("rose", "fell"),
+        ("older", "younger"),
+        ("oldest", "youngest"),
+        ("biggest", "smallest"),
+        ("best", "worst"),
+        ("above", "below"),
+        ("inside", "outside"),
+        ("accepted", "rejected"),
+        ("allowed", "forbidden"),
+        ("began", "ended"),
+        ("opened", "closed"),
+    )
+    for pair in ((a, b), (b, a))
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October "
@@ -77,6 +119,104 @@ def answer_candidates(sentence: str) -> list[tuple[int, int, str]]:
     return [(s, e, _question_word(sentence[s:e])) for s, e in sorted(spans)]
 
 
+_PUNCTUATION = ".,;:!?\"'()[]"
+
+
+def _bare(word):
+    return word.strip(_PUNCTUATION)
+
+
+def _entity(text):
+    """A name or number without punctuation or a possessive "'s"."""
+    return re.sub(r"'s$", "", _bare(text))
+
+
+def change_fact(words, sentence, start, end, passage, elsewhere, rng):
+    """Question words about `sentence` made unanswerable from `passage`, or None.
+
+    One of the changes SQuAD 2.0's writers made to answerable questions
+    (Rajpurkar et al. 2018), drawn among those that apply:
+
+    - entity swap: a name, year or number of the question (other than the
+      answer at `sentence[start:end]`) becomes one of the same kind
+      (`elsewhere`: `(text, question word)` pairs) that `passage` does not
+      contain, a possessive "'s" aside, and that shares no word with the
+      one it replaces;
+    - negation: "not" after the first auxiliary ("was", "did", ...), where
+      the sentence has no negation;
+    - antonym: a word such as "first", "before" or "won" becomes its
+      opposite, where `passage` does not use the opposite.
+
+    Args:
+        words: list of str. The question's words (question word included).
+        sentence: str. The sentence the question asks about.
+        start, end: int. The answer's character span in `sentence`.
+        passage: str. The context the question goes with.
+        elsewhere: list of `(text, question word)`. Names, years and numbers
+            to swap in.
+        rng: `random.Random`.
+
+    Returns:
+        The changed words (a new list), or None where no change applies.
+
+    Example:
+    >>> import random
+    >>> passage = "In 1811 Emma met Knightley at Donwell."
+    >>> words = ["Who", "in", "1811", "met", "Knightley"]
+    >>> change_fact(words, passage, 8, 12, passage, [("1815", "when")],
+    ...             random.Random(0))
+    ['Who', 'in', '1815', 'met', 'Knightley']
+    """
+    lowered = re.findall(r"[a-z']+", passage.lower())
+    changes = []
+    bare = [_bare(w) for w in words]
+    for s, e, kind in answer_candidates(sentence):
+        if (s, e) == (start, end):
+            continue
+        old = sentence[s:e].split()
+        spots = [
+            i
+            for i in range(len(words))
+            if bare[i : i + len(old)] == [_bare(o) for o in old]
+        ]
+        # Not in the passage, and no word in common ("Rice" -> "Mary Rice").
+        swaps = [
+            t
+            for t, k in elsewhere
+            if k == kind
+            and _entity(t) not in passage
+            and not {_entity(w) for w in t.split()} & {_entity(w) for w in old}
+        ]
+        if spots and swaps:
+            changes.append(("swap", spots[0], len(old), swaps))
+    if not _NEGATIONS.search(sentence):
+        auxiliaries = [i for i, w in enumerate(bare) if w.lower() in _AUXILIARIES]
+        if auxiliaries:
+            changes.append(("negate", auxiliaries[0]))
+    for i, w in enumerate(bare):
+        opposite = _OPPOSITES.get(w.lower())
+        if opposite and opposite not in lowered:
+            changes.append(("opposite", i, opposite))
+            break
+    if not changes:
+        return None
+    change = rng.choice(changes)
+    words = list(words)
+    if change[0] == "swap":
+        _, i, n, swaps = change
+        last = words[i + n - 1]
+        tail = last[len(last.rstrip(_PUNCTUATION)) :]
+        words[i : i + n] = (rng.choice(swaps) + tail).split()
+    elif change[0] == "negate":
+        words.insert(change[1] + 1, "not")
+    else:
+        _, i, opposite = change
+        if words[i][:1].isupper():
+            opposite = opposite.capitalize()
+        words[i] = words[i].replace(bare[i], opposite, 1)
+    return words
+
+
 class ClozeQuestionGenerator:
     """Makes SQuAD 2.0 cloze questions from documents of plain text.
 
@@ -90,12 +230,22 @@ class ClozeQuestionGenerator:
     `fronted`; the answer is the replaced text at its offset in the passage.
     With probability `unanswerable`, the sentence comes from another passage
     of the same document instead, and the question is kept only if its answer
-    text does not occur in this passage (`is_impossible`, no answers).
+    text does not occur in this passage (`is_impossible`, no answers); or,
+    with probability `plausible`, it comes from this passage with one fact
+    changed (`change_fact`): another name, year or number of the question
+    replaced by one of the same kind from elsewhere in the document that this
+    passage does not contain, "not" after an auxiliary of a sentence without
+    a negation, or a word such as "first" or "before" replaced by its opposite
+    where the passage does not use the opposite.
     Seeded: the same documents and seed give the same questions.
 
     Args:
         questions_per_passage: int. Questions tried per passage.
         unanswerable: float. Share of unanswerable questions.
+        plausible: float. Share of the unanswerable questions made from this
+            passage with a fact changed instead of from another passage
+            (where no fact of the question can be changed, from another
+            passage after all).
         min_words, max_words: int. Passage length in words.
         drop_word: float. Probability of dropping each question word but the
             question word itself (questions are not copies of the passage).
@@ -128,6 +278,7 @@ class ClozeQuestionGenerator:
         self,
         questions_per_passage: int = 3,
         unanswerable: float = 1 / 3,
+        plausible: float = 0.0,
         min_words: int = 100,
         max_words: int = 200,
         drop_word: float = 0.1,
@@ -135,11 +286,12 @@ class ClozeQuestionGenerator:
         disfluent: float = 0.0,
         seed: int = 0,
     ):
-        shares = (unanswerable, fronted, disfluent)
+        shares = (unanswerable, plausible, fronted, disfluent)
         if not (all(0 <= x <= 1 for x in shares) and 0 <= drop_word < 1):
             raise ValueError(
-                "`unanswerable`, `fronted` and `disfluent` must be in [0, 1], "
-                f"`drop_word` in [0, 1). Received: unanswerable={unanswerable}, "
+                "`unanswerable`, `plausible`, `fronted` and `disfluent` must be in "
+                "[0, 1], `drop_word` in [0, 1). Received: "
+                f"unanswerable={unanswerable}, plausible={plausible}, "
                 f"fronted={fronted}, disfluent={disfluent}, drop_word={drop_word}"
             )
         if questions_per_passage < 1 or not 0 < min_words <= max_words:
@@ -150,6 +302,7 @@ class ClozeQuestionGenerator:
             )
         self.questions_per_passage = questions_per_passage
         self.unanswerable = unanswerable
+        self.plausible = plausible
         self.min_words = min_words
         self.max_words = max_words
         self.drop_word = drop_word
@@ -195,8 +348,9 @@ class ClozeQuestionGenerator:
             words = left + [word] + right
         return words
 
-    def _question(self, sentence, start, end, word, rng, pool):
-        words = self._question_words(sentence, start, end, word, rng)
+    def _question(self, sentence, start, end, word, rng, pool, words=None):
+        if words is None:
+            words = self._question_words(sentence, start, end, word, rng)
         if self.disfluent and rng.random() < self.disfluent:
             words = self._disfluency(words, word, sentence, rng, pool)
         question = " ".join(words).strip(" ,;:")
@@ -222,6 +376,19 @@ class ClozeQuestionGenerator:
         i = rng.choice(positions)
         return words[:i] + [rng.choice(candidates)] + interregnum + words[i:]
 
+    def _plausible(self, passage, candidates, elsewhere, rng):
+        """A question from `passage` with a fact changed, or None.
+
+        Returns the candidate it asks about and the changed question words.
+        """
+        if not candidates:
+            return None
+        candidate = rng.choice(candidates)
+        sentence, _, start, end, word = candidate
+        words = self._question_words(sentence, start, end, word, rng)
+        changed = change_fact(words, sentence, start, end, passage, elsewhere, rng)
+        return None if changed is None else (candidate, changed)
+
     def _candidates(self, passage):
         found, position = [], 0
         for sentence in split_sentences(passage):
@@ -246,25 +413,38 @@ class ClozeQuestionGenerator:
         for number, document in enumerate(documents):
             passages = self.passages(document)
             candidates = [self._candidates(p) for p in passages]
+            # Names, years and numbers of the document, for changed facts.
+            elsewhere = sorted(
+                {(c[0][c[2] : c[3]], c[4]) for found in candidates for c in found}
+            )
             paragraphs = []
             for index, passage in enumerate(passages):
                 qas = []
                 others = [j for j in range(len(passages)) if j != index]
                 for _ in range(self.questions_per_passage):
+                    words = None
                     if others and rng.random() < self.unanswerable:
-                        pool = candidates[rng.choice(others)]
-                        pool = [c for c in pool if c[0][c[2] : c[3]] not in passage]
+                        if self.plausible and rng.random() < self.plausible:
+                            made = self._plausible(
+                                passage, candidates[index], elsewhere, rng
+                            )
+                            if made is not None:
+                                (sentence, _, start, end, word), words = made
+                        if words is None:
+                            pool = candidates[rng.choice(others)]
+                            pool = [c for c in pool if c[0][c[2] : c[3]] not in passage]
                         impossible = True
                     else:
                         pool, impossible = candidates[index], False
-                    if not pool:
-                        continue
-                    sentence, offset, start, end, word = rng.choice(pool)
+                    if words is None:
+                        if not pool:
+                            continue
+                        sentence, offset, start, end, word = rng.choice(pool)
                     answer = sentence[start:end]
                     qa = {
                         "id": f"{prefix}-{count}",
                         "question": self._question(
-                            sentence, start, end, word, rng, candidates[index]
+                            sentence, start, end, word, rng, candidates[index], words
                         ),
                         "answers": []
                         if impossible

@@ -2,6 +2,7 @@
 
 import json
 import os
+import random
 import re
 
 import numpy as np
@@ -11,8 +12,11 @@ from albert_test_case import micro_config, shared_data_dir
 from albert_keras.cli import main
 from albert_keras.finetuning.cloze_question_generator import (
     _INTERREGNA,
+    _OPPOSITES,
+    _PUNCTUATION,
     ClozeQuestionGenerator,
     answer_candidates,
+    change_fact,
 )
 from albert_keras.finetuning.task_reader import read_squad_file
 from albert_keras.pretraining.text_documents import read_documents
@@ -252,3 +256,118 @@ def test_finetuning_reuses_a_whole_squad_model(tmp_path):
     assert "backbone reused" in reuse_task_head(fresh, loaded)
     for a, b in zip(fresh.get_weights(), before, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_change_fact_by_hand():
+    rng = random.Random(0)
+    sentence = "Emma was born in 1811 at Hartfield, near Highbury."
+    passage = sentence + " She came first in the race."
+    answer = sentence.index("1811"), sentence.index("1811") + 4
+    words = ["When", "Emma", "was", "born", "at", "Hartfield,", "near"]
+    # Nothing to swap in: only the negation applies.
+    assert change_fact(words, sentence, *answer, passage, [], rng) == [
+        "When", "Emma", "was", "not", "born", "at", "Hartfield,", "near",
+    ]  # fmt: skip
+    # A name of the passage is not swapped in; one from elsewhere is, with
+    # the comma kept; "Emma" opens the sentence, so it is no candidate (see
+    # `answer_candidates`). The negation is the other change drawn.
+    elsewhere = [("Highbury", "what"), ("Donwell", "what"), ("1815", "when")]
+    made = {
+        tuple(change_fact(words, sentence, *answer, passage, elsewhere, rng))
+        for _ in range(40)
+    }
+    assert made == {
+        ("When", "Emma", "was", "not", "born", "at", "Hartfield,", "near"),
+        ("When", "Emma", "was", "born", "at", "Donwell,", "near"),
+    }
+    # A sentence with a negation is not negated; an opposite the passage
+    # does not use replaces "first", capitals kept.
+    negated = "Emma did not come first in 1811."
+    start = negated.index("1811")
+    words = ["First", "in", "when", "Emma", "did", "not", "come"]
+    assert change_fact(words, negated, start, start + 4, negated, [], rng) == [
+        "Last", "in", "when", "Emma", "did", "not", "come",
+    ]  # fmt: skip
+    assert (
+        change_fact(words, negated, start, start + 4, negated + " At last.", [], rng)
+        is None
+    )
+
+
+def test_changed_facts_on_real_text():
+    """On news text each change is one swap, one "not" or one opposite."""
+    rng = random.Random(4)
+    generator = ClozeQuestionGenerator(seed=4)
+    kinds = {"swap": 0, "negate": 0, "opposite": 0}
+    for document in read_documents(NEWS)[:40]:
+        passages = generator.passages(document)
+        found = [generator._candidates(p) for p in passages]
+        elsewhere = sorted({(c[0][c[2] : c[3]], c[4]) for f in found for c in f})
+        for passage, candidates in zip(passages, found, strict=True):
+            for sentence, _, start, end, word in candidates:
+                words = generator._question_words(sentence, start, end, word, rng)
+                changed = change_fact(
+                    words, sentence, start, end, passage, elsewhere, rng
+                )
+                if changed is None:
+                    continue
+                # What changed: the words between the common head and tail.
+                head = 0
+                while head < len(words) and words[head] == changed[head]:
+                    head += 1
+                tail = 0
+                while (
+                    tail < len(words) - head and words[-1 - tail] == changed[-1 - tail]
+                ):
+                    tail += 1
+                old = " ".join(words[head : len(words) - tail]).strip(_PUNCTUATION)
+                new = " ".join(changed[head : len(changed) - tail]).strip(_PUNCTUATION)
+                if not old and new == "not":
+                    kinds["negate"] += 1
+                elif _OPPOSITES.get(old.lower()) == new.lower():
+                    assert new.lower() not in passage.lower().split(), new
+                    kinds["opposite"] += 1
+                else:
+                    new = re.sub(r"'s$", "", new)
+                    assert old and new and new not in passage, (old, new, passage)
+                    assert answer_candidates(sentence), sentence
+                    kinds["swap"] += 1
+    assert all(n > 10 for n in kinds.values()), kinds
+
+
+def _overlap(question, context):
+    """Share of a question's words (question words aside) in its context."""
+    words = re.findall(r"[a-z0-9']+", question.lower())
+    words = [w for w in words if w not in {"what", "when", "how", "many"}]
+    context = set(re.findall(r"[a-z0-9']+", context.lower()))
+    return sum(w in context for w in words) / max(len(words), 1)
+
+
+def test_plausible_unanswerable_questions_match_their_passage(tmp_path, capsys):
+    documents = read_documents(NEWS)[:60]
+
+    def unanswerable(squad):
+        return [(c, qa) for c, qa in _questions(squad) if qa["is_impossible"]]
+
+    far = unanswerable(ClozeQuestionGenerator(seed=5).squad(documents))
+    near = unanswerable(ClozeQuestionGenerator(seed=5, plausible=1.0).squad(documents))
+    # From another passage the words mostly miss the context; with a fact
+    # changed they match it but for the change.
+    # (About a fifth of the questions have no fact that can be changed and
+    # come from another passage after all.)
+    assert np.mean([_overlap(qa["question"], c) > 0.6 for c, qa in far]) < 0.15
+    assert np.mean([_overlap(qa["question"], c) > 0.6 for c, qa in near]) > 0.65
+    assert all(qa["answers"] == [] for _, qa in near)
+    assert len(near) > 0.8 * len(far)
+    with pytest.raises(ValueError, match="plausible=1.5"):
+        ClozeQuestionGenerator(plausible=1.5)
+    # The CLI flag reaches the generator.
+    text, out = tmp_path / "news.txt", str(tmp_path / "q.json")
+    text.write_text("\n\n".join("\n".join(d) for d in documents) + "\n")
+    args = ["cloze-qa", "--input", str(text), "--output", out, "--unanswerable", "1"]
+    assert main([*args, "--plausible", "1", "--seed", "5"]) == 0
+    with open(out) as f:
+        questions = _questions(json.load(f))
+    # (A document of one passage has answerable questions only.)
+    assert np.mean([qa["is_impossible"] for _, qa in questions]) > 0.95
+    assert np.mean([_overlap(qa["question"], c) > 0.6 for c, qa in questions]) > 0.65
