@@ -429,7 +429,7 @@ class ClozeQuestionGenerator:
                                 passage, candidates[index], elsewhere, rng
                             )
                             if made is not None:
-                                (sentence, _, start, end, word), words = made
+                                (sentence, offset, start, end, word), words = made
                         if words is None:
                             pool = candidates[rng.choice(others)]
                             pool = [c for c in pool if c[0][c[2] : c[3]] not in passage]
