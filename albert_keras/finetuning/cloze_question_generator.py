@@ -174,18 +174,16 @@ def change_fact(words, sentence, start, end, passage, elsewhere, rng):
         if (s, e) == (start, end):
             continue
         old = sentence[s:e].split()
-        spots = [
-            i
-            for i in range(len(words))
-            if bare[i : i + len(old)] == [_bare(o) for o in old]
-        ]
+        old_bare = [_bare(o) for o in old]
+        spots = [i for i in range(len(words)) if bare[i : i + len(old)] == old_bare]
         # Not in the passage, and no word in common ("Rice" -> "Mary Rice").
+        old_entities = {_entity(w) for w in old}
         swaps = [
             t
             for t, k in elsewhere
             if k == kind
             and _entity(t) not in passage
-            and not {_entity(w) for w in t.split()} & {_entity(w) for w in old}
+            and not {_entity(w) for w in t.split()} & old_entities
         ]
         if spots and swaps:
             changes.append(("swap", spots[0], len(old), swaps))
@@ -389,6 +387,16 @@ class ClozeQuestionGenerator:
         changed = change_fact(words, sentence, start, end, passage, elsewhere, rng)
         return None if changed is None else (candidate, changed)
 
+    @staticmethod
+    def document_facts(candidates):
+        """`(text, question word)` of every candidate of a document's passages.
+
+        The names, years and numbers `change_fact` swaps in, sorted.
+        """
+        return sorted(
+            {(c[0][c[2] : c[3]], c[4]) for found in candidates for c in found}
+        )
+
     def _candidates(self, passage):
         found, position = [], 0
         for sentence in split_sentences(passage):
@@ -413,10 +421,7 @@ class ClozeQuestionGenerator:
         for number, document in enumerate(documents):
             passages = self.passages(document)
             candidates = [self._candidates(p) for p in passages]
-            # Names, years and numbers of the document, for changed facts.
-            elsewhere = sorted(
-                {(c[0][c[2] : c[3]], c[4]) for found in candidates for c in found}
-            )
+            elsewhere = self.document_facts(candidates)
             paragraphs = []
             for index, passage in enumerate(passages):
                 qas = []

@@ -14,8 +14,8 @@ def official_adam_direction(optimizer, gradient, variable):
     Adam-family optimizer (its `_momentums` and `_velocities`).
     """
     gradient = ops.cast(gradient, variable.dtype)
-    m = optimizer._momentums[optimizer._get_variable_index(variable)]
-    v = optimizer._velocities[optimizer._get_variable_index(variable)]
+    index = optimizer._get_variable_index(variable)
+    m, v = optimizer._momentums[index], optimizer._velocities[index]
     beta_1, beta_2 = optimizer.beta_1, optimizer.beta_2
     optimizer.assign(m, beta_1 * m + (1.0 - beta_1) * gradient)
     optimizer.assign(v, beta_2 * v + (1.0 - beta_2) * ops.square(gradient))

@@ -302,7 +302,7 @@ def test_changed_facts_on_real_text():
     for document in read_documents(NEWS)[:40]:
         passages = generator.passages(document)
         found = [generator._candidates(p) for p in passages]
-        elsewhere = sorted({(c[0][c[2] : c[3]], c[4]) for f in found for c in f})
+        elsewhere = generator.document_facts(found)
         for passage, candidates in zip(passages, found, strict=True):
             for sentence, _, start, end, word in candidates:
                 words = generator._question_words(sentence, start, end, word, rng)
