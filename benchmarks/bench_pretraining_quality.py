@@ -117,6 +117,23 @@ def parse_args(argv=None):
         "--max-documents", type=int, help="documents per corpus (short runs)"
     )
     parser.add_argument(
+        "--sharing",
+        default="all",
+        choices=("all", "attention", "ffn", "none"),
+        help="which parameters the 4 layers share (ALBERT: all; none is the "
+        "paper's not-shared ablation: 4 times the encoder parameters, same "
+        "compute)",
+    )
+    parser.add_argument(
+        "--train-fraction",
+        type=float,
+        default=1.0,
+        help="train on this share of the training documents, evenly spaced "
+        "(the vocabulary of --vocab-size is still fitted on all of them and "
+        "the held-out documents are unchanged, so the evaluation set is the "
+        "same as the full run's): how held-out SOP depends on the amount of text",
+    )
+    parser.add_argument(
         "--eval-instances", type=int, default=2048, help="per evaluation set"
     )
     parser.add_argument(
@@ -201,6 +218,10 @@ def parse_args(argv=None):
         args.eval_instances, args.dupe_factor = 256, 1
     if args.vocab and args.vocab_size:
         parser.error("pass --vocab or --vocab-size, not both")
+    if not 0 < args.train_fraction <= 1:
+        parser.error(
+            f"--train-fraction is a share in (0, 1]. Received: {args.train_fraction}"
+        )
     args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip() != "none"]
     if not set(args.tasks) <= set(TASKS) or not (args.tasks or args.pretrained):
         parser.error(f"--tasks must name some of {TASKS}. Received: {args.tasks}")
@@ -252,6 +273,7 @@ def prepare(args):
         + (f"-vocab{args.vocab_size}" if args.vocab_size else "")
         + (f"-{os.path.basename(args.vocab)}" if args.vocab else "")
         + (f"-evaldupe{args.eval_dupe_factor}" if args.eval_dupe_factor != 1 else "")
+        + (f"-train{args.train_fraction:g}" if args.train_fraction < 1 else "")
     )
     folder = os.path.join(args.work_dir, name)
     done = os.path.join(folder, "data.json")
@@ -278,6 +300,11 @@ def prepare(args):
             texts["train"], os.path.join(folder, "vocab"), args.vocab_size
         )
         print(f"Trained {vocab} ({args.vocab_size} pieces) on the training documents")
+    if args.train_fraction < 1:
+        texts["train"], kept = _keep_share(
+            texts["train"], args.train_fraction, os.path.join(folder, "text")
+        )
+        print(f"Training on {kept} documents (--train-fraction {args.train_fraction})")
     info = {
         "folder": folder,
         "documents": counts,
@@ -331,6 +358,17 @@ def prepare(args):
     with open(done, "w") as f:
         json.dump(info, f, indent=2)
     return info
+
+
+def _keep_share(path, share, folder):
+    """Writes an evenly spaced `share` of the documents of `path`; returns it."""
+    from albert_keras.pretraining.text_documents import read_documents, write_documents
+
+    documents = read_documents(path)
+    kept = [d for i, d in enumerate(documents) if int((i + 1) * share) > int(i * share)]
+    out = os.path.join(folder, f"train-{share:g}.txt")
+    write_documents(out, kept)
+    return out, len(kept)
 
 
 def prepare_sentence_mix(args, info):
@@ -428,6 +466,7 @@ def model_config(args):
         max_position_embeddings=max(args.seq_length, 128),
         hidden_dropout_prob=args.dropout,
         attention_probs_dropout_prob=args.dropout,
+        sharing=args.sharing,
     )
 
 
@@ -725,6 +764,8 @@ def main(argv=None):
                 "split_sentences",
                 "mix_sentences",
                 "max_documents",
+                "train_fraction",
+                "sharing",
                 "eval_instances",
                 "eval_dupe_factor",
                 "seed",

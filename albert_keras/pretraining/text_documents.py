@@ -1,4 +1,4 @@
-"""`read_documents`: a pretraining text file -> documents of segments.
+"""`read_documents`: a pretraining text file -> documents of segments (and back).
 
 The input format of the official `create_pretraining_data.py`: one segment
 per line (ideally a sentence; the corpora in `shared/data/pretrain` and the
@@ -81,6 +81,22 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
     return documents
 
 
+def write_documents(path: str, documents: list[list[str]]) -> None:
+    """Writes documents in the input format `read_documents` reads back.
+
+    One segment per line, a blank line between documents.
+
+    Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "docs.txt")
+    >>> write_documents(path, [["One.", "Two."], ["Three."]])
+    >>> read_documents(path)
+    [['One.', 'Two.'], ['Three.']]
+    """
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n\n".join("\n".join(doc) for doc in documents) + "\n")
+
+
 def hold_out_documents(
     input_files, folder: str, every: int = 10, max_documents: int | None = None
 ):
@@ -144,9 +160,7 @@ def hold_out_documents(
             "held-out period or add documents."
         )
     os.makedirs(folder, exist_ok=True)
-    paths = []
-    for name, docs in (("train.txt", train), ("held_out.txt", held)):
-        paths.append(os.path.join(folder, name))
-        with open(paths[-1], "w", encoding="utf-8") as f:
-            f.write("\n\n".join("\n".join(doc) for doc in docs) + "\n")
+    paths = [os.path.join(folder, name) for name in ("train.txt", "held_out.txt")]
+    write_documents(paths[0], train)
+    write_documents(paths[1], held)
     return paths[0], paths[1], counts

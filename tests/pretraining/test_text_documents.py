@@ -1,8 +1,13 @@
-"""`hold_out_documents`: whole documents held out, the rest kept for training."""
+"""`hold_out_documents`: whole documents held out, the rest kept for training;
+`write_documents` writes the input format back."""
 
 import pytest
 
-from albert_keras.pretraining.text_documents import hold_out_documents, read_documents
+from albert_keras.pretraining.text_documents import (
+    hold_out_documents,
+    read_documents,
+    write_documents,
+)
 
 
 def _write(path, documents):
@@ -28,6 +33,17 @@ def test_every_kth_document_of_each_file_is_held_out_whole(tmp_path):
     _, held, counts = hold_out_documents(files, str(tmp_path / "s2"), 2, 4)
     assert read_documents(held) == [first[1], first[3], second[1]]
     assert counts["a.txt"] == {"documents": 4, "held_out": 2}
+
+
+def test_written_documents_read_back_the_same(tmp_path):
+    documents = [["Ein Absatz.", "Zweiter, mit ä."], ["Allein."], ["x", "y", "z"]]
+    path = str(tmp_path / "docs.txt")
+    write_documents(path, documents)
+    assert read_documents(path) == documents
+    # The exact bytes of the input format: a blank line between documents.
+    assert open(path, encoding="utf-8").read() == (
+        "Ein Absatz.\nZweiter, mit ä.\n\nAllein.\n\nx\ny\nz\n"
+    )
 
 
 def test_too_few_documents_or_a_bad_period_is_a_clear_error(tmp_path):
