@@ -65,6 +65,9 @@ PAPER_TABLE5 = {
 
 
 def parse_args(argv=None):
+    # The package's configs load without Keras, so --backend still applies.
+    from albert_keras.config import SHARING_MODES
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus-dir", default=os.path.normpath(DEFAULT_CORPUS_DIR))
     parser.add_argument("--work-dir", default="runs/bench_pretraining_quality")
@@ -119,7 +122,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--sharing",
         default="all",
-        choices=("all", "attention", "ffn", "none"),
+        choices=SHARING_MODES,
         help="which parameters the 4 layers share (ALBERT: all; none is the "
         "paper's not-shared ablation: 4 times the encoder parameters, same "
         "compute)",
@@ -704,12 +707,13 @@ def report(results):
 
 
 def main(argv=None):
+    # Before albert_keras (imported by parse_args) sets its default, 2.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args = parse_args(argv)
     if args.backend:
         if "keras" in sys.modules:
             raise SystemExit("--backend must be set before Keras is imported.")
         os.environ["KERAS_BACKEND"] = args.backend
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if args.features:
         info, arrays = load_features(args.features)
         args.seq_length = arrays["sop"]["eval"]["input_ids"].shape[1]

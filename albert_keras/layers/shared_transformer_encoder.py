@@ -2,11 +2,10 @@
 
 import keras
 
+from albert_keras.config import SHARING_MODES
 from albert_keras.layers.albert_attention import AlbertAttention
 from albert_keras.layers.albert_feed_forward import AlbertFeedForward
 from albert_keras.layers.transformer_block import TransformerBlock
-
-SHARING_MODES = ("all", "attention", "ffn", "none")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
