@@ -123,21 +123,50 @@ def load_backbone(init, vocabulary_size, max_position=None):
 def reuse_task_head(model, loaded):
     """Starts `model` from the whole loaded task model when it is the same.
 
-    A model of the same class with weights of the same shapes (e.g. a SQuAD
+    A model of the same class with weights of the same shapes (a longer
+    position table allowed, see `with_positions`; e.g. a SQuAD
     model warmed up on `albert-keras cloze-qa` questions, fine-tuned again on
     real ones) gives its head too; anything else (a pretrainer, a classifier
     with other labels) gives only its backbone, which `load_backbone` took.
 
     Returns: a phrase saying which.
     """
-    ours, theirs = model.get_weights(), loaded.get_weights()
-    same = type(loaded) is type(model) and [w.shape for w in ours] == [
-        w.shape for w in theirs
-    ]
-    if not same:
+    from albert_keras.models.weight_copy import copy_weights
+
+    if type(loaded) is not type(model):
         return f"backbone reused, new {type(model).__name__} head"
-    model.set_weights(theirs)
+    try:
+        copy_weights(loaded, model)
+    except ValueError:  # another head (e.g. other labels): nothing assigned
+        return f"backbone reused, new {type(model).__name__} head"
     return f"the whole {type(model).__name__} reused, head included"
+
+
+def with_positions(backbone, sequence_length):
+    """`backbone`, or a copy with `sequence_length` positions when it has fewer.
+
+    A model pretrained on short sequences (`albert-keras pretrain` keeps 128
+    positions at 128 tokens or less) fine-tunes on longer ones: its position
+    table is tiled into the longer one (`copy_weights`), and the run says so.
+    """
+    from albert_keras.models.albert_backbone import AlbertBackbone
+    from albert_keras.models.weight_copy import copy_weights
+
+    have = backbone.config.max_position_embeddings
+    if sequence_length <= have:
+        return backbone
+    longer = AlbertBackbone(
+        backbone.config.replace(max_position_embeddings=sequence_length),
+        dtype=backbone.dtype_policy.name,
+    )
+    copy_weights(backbone, longer)
+    print(
+        f"The model has {have} positions: sequence_length={sequence_length} "
+        f"extends its table, positions {have}-{sequence_length - 1} starting as "
+        "copies of the first ones (fine-tuning trains them).",
+        flush=True,
+    )
+    return longer
 
 
 def _optimizer(learning_rate, total_steps, warmup_fraction, name="adamw"):
@@ -419,14 +448,9 @@ def run_finetuning(
 
             source = keras.saving.load_model(init, compile=False)
         backbone = load_backbone(source, tokenizer.vocabulary_size(), sequence_length)
+        backbone = with_positions(backbone, sequence_length)
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
-    if sequence_length > backbone.config.max_position_embeddings:
-        raise ValueError(
-            f"sequence_length={sequence_length} exceeds the model's "
-            f"max_position_embeddings={backbone.config.max_position_embeddings}: "
-            "pass a smaller --max-seq-length."
-        )
     model, losses, loss_weights = job.build(backbone)
     if isinstance(source, keras.Model):
         print(f"--init {init}: {reuse_task_head(model, source)}", flush=True)

@@ -15,6 +15,7 @@ import tensorflow as tf
 from albert_keras.config import AlbertConfig
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
+from albert_keras.models.weight_copy import copy_weights
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
@@ -106,7 +107,9 @@ def run_pretraining(
         dtype: dtype policy of the model, e.g. "mixed_bfloat16".
         eval_dataset, eval_steps: held-out batches evaluated each epoch.
         init_model: a pretrainer to start from (continued pretraining),
-            e.g. converted from an official checkpoint.
+            e.g. converted from an official checkpoint; one with fewer
+            positions than `config` gets its position table tiled (see
+            `copy_weights`), to continue on longer sequences.
         init_from_group0: copy `init_model`'s group 0 into every group.
         extra_callbacks: more Keras callbacks, run after ours.
         verbose: Keras `fit` verbosity.
@@ -138,7 +141,14 @@ def run_pretraining(
         if init_from_group0:
             copy_from_group0(init_model, model)
         else:
-            model.set_weights(init_model.get_weights())
+            extended_from = copy_weights(init_model, model)
+            if extended_from:
+                print(
+                    f"init_model has {extended_from} positions: positions "
+                    f"{extended_from}-{config.max_position_embeddings - 1} start as "
+                    "copies of its table.",
+                    flush=True,
+                )
     if step >= num_train_steps:
         print(f"Already trained for {step} steps (num_train_steps={num_train_steps}).")
     elif step:

@@ -369,27 +369,36 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
         == 2
     )
     assert "vocab_size=1000 but the vocabulary has 8000" in capsys.readouterr().err
+    # Longer sequences than the model's 128 positions: its table is extended.
+    longer = [
+        "finetune",
+        "--task",
+        "classify",
+        "--train",
+        _task("rt_sentiment", "dev.jsonl"),
+        "--dev",
+        _task("rt_sentiment", "dev.jsonl"),
+        "--init",
+        str(pretrained / "pretrainer.keras"),
+        "--max-seq-length",
+        "160",
+        "--max-train-examples",
+        "8",
+        "--max-dev-examples",
+        "8",
+        "--epochs",
+        "1",
+        "--no-export",
+        "--output-dir",
+        str(tmp_path / "longer"),
+    ]
+    assert main(longer) == 0
     assert (
-        main(
-            [
-                "finetune",
-                "--task",
-                "classify",
-                "--train",
-                _task("rt_sentiment", "dev.jsonl"),
-                "--dev",
-                _task("rt_sentiment", "dev.jsonl"),
-                "--init",
-                str(pretrained / "pretrainer.keras"),
-                "--max-seq-length",
-                "512",
-                "--output-dir",
-                str(tmp_path / "refused"),
-            ]
-        )
-        == 2
+        "The model has 128 positions: sequence_length=160 extends its table"
+        in capsys.readouterr().out
     )
-    assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
+    model = keras.saving.load_model(str(tmp_path / "longer" / "best.keras"))
+    assert model.backbone.config.max_position_embeddings == 160
     # `albert-keras predict` on the run's folder, and its errors.
     predict = [
         "predict",

@@ -1,0 +1,80 @@
+"""`copy_weights`: one model's weights into another of the same architecture,
+the position table allowed to grow (fine-tune or continue pretraining on longer
+sequences than a model was pretrained with)."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+POSITION_TABLE = "position_embeddings"
+
+
+def copy_weights(source: keras.Model, target: keras.Model) -> int:
+    """Assigns `source`'s weights to `target`, extending a shorter position table.
+
+    The two models must be the same architecture (same layers, same variable
+    order). Every variable must have the same shape in both, but the
+    position embeddings: a target with more positions (`max_position_embeddings`)
+    gets the source's rows first and then the same rows again, tiled, until
+    its table is full (learned absolute positions copied, as Longformer
+    extends RoBERTa's), a good start for continued pretraining or fine-tuning
+    on the longer sequences.
+
+    Args:
+        source: the model to copy from, e.g. a loaded `pretrainer.keras`.
+        target: the model to copy into, built, of the same class.
+
+    Returns:
+        The number of positions the source had when the target's table was
+        longer (its rows from there on are copies), else 0.
+
+    Raises:
+        ValueError: naming the first variable whose shapes differ otherwise
+            (nothing is assigned then).
+
+    Example:
+
+    >>> from albert_keras.models import AlbertBackbone
+    >>> short = AlbertBackbone.from_preset("albert_tiny")
+    >>> long = AlbertBackbone.from_preset("albert_tiny", max_position_embeddings=256)
+    >>> copy_weights(short, long)
+    128
+    """
+    theirs, ours = source.weights, target.weights
+    if len(theirs) != len(ours):
+        raise ValueError(
+            f"Cannot copy the weights of {source.name} ({len(theirs)} variables) "
+            f"into {target.name} ({len(ours)} variables): not the same architecture."
+        )
+    plan = []  # (target, value) pairs, all checked before any is assigned
+    extended_from = 0
+    for s, t in zip(theirs, ours, strict=True):
+        if tuple(s.shape) == tuple(t.shape):
+            plan.append((t, s))
+        elif _longer_position_table(s, t):
+            rows = keras.ops.convert_to_numpy(s)
+            reps = -(-t.shape[0] // rows.shape[0])
+            plan.append((t, np.tile(rows, (reps, 1))[: t.shape[0]]))
+            extended_from = rows.shape[0]
+        else:
+            raise ValueError(
+                f"Shape mismatch copying {s.path} {tuple(s.shape)} into {t.path} "
+                f"{tuple(t.shape)}: the models' configs differ (only a longer "
+                "position table can be filled from a shorter one); build the "
+                "target with the source's config."
+            )
+    for t, value in plan:
+        t.assign(value)
+    return extended_from
+
+
+def _longer_position_table(source_variable, target_variable) -> bool:
+    s, t = source_variable, target_variable
+    return (
+        s.path.endswith(POSITION_TABLE)
+        and t.path.endswith(POSITION_TABLE)
+        and len(s.shape) == len(t.shape) == 2
+        and s.shape[1] == t.shape[1]
+        and s.shape[0] < t.shape[0]
+    )
