@@ -228,7 +228,11 @@ def run_pretrain(args):
     elif not args.init_checkpoint:
         # A preset takes the size of the vocabulary it is trained with.
         config = config.replace(vocab_size=vocabulary_size)
-    config = config.replace(max_position_embeddings=max(args.max_seq_length, 128))
+    # A preset keeps 128 positions for sequences up to 128 (`albert-keras
+    # finetune` extends them for longer ones); an albert_config.json keeps its
+    # own (512 in the official ones), longer sequences raising either.
+    positions = config.max_position_embeddings if args.config else 128
+    config = config.replace(max_position_embeddings=max(args.max_seq_length, positions))
     if records is None:
         if not os.path.exists(done):
             print("Creating pretraining data ...", flush=True)
@@ -280,6 +284,12 @@ def run_pretrain(args):
         init_model = load_official_checkpoint(args.init_checkpoint, model="pretrainer")
         if not args.init_from_group0:
             config = init_model.backbone.config
+        # As many positions as the checkpoint (its table copied whole), more
+        # for longer sequences (tiled, `copy_weights`).
+        positions = init_model.backbone.config.max_position_embeddings
+        config = config.replace(
+            max_position_embeddings=max(args.max_seq_length, positions)
+        )
         _check_vocabulary_size(config, vocab, vocabulary_size)
     print(
         f"Pretraining {args.preset if not args.config else args.config}: "

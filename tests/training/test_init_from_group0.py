@@ -195,9 +195,12 @@ def test_pretrain_cli_init_from_group0(tmp_path):
         vocab_size=8000,  # the embedded vocabulary the data is made with
         num_hidden_layers=4,
         num_hidden_groups=1,
-        max_position_embeddings=128,
+        max_position_embeddings=512,  # as every official config
     )
-    target_config = source_config.replace(num_hidden_groups=2)
+    # The target config's own positions do not matter: the checkpoint's count.
+    target_config = source_config.replace(
+        num_hidden_groups=2, max_position_embeddings=64
+    )
     source = randomized(source_config, seed=0)
     prefix = save_official_checkpoint(source, str(tmp_path / "release" / "model"))
     config_path = str(tmp_path / "target_config.json")
@@ -245,6 +248,7 @@ def test_pretrain_cli_init_from_group0(tmp_path):
     assert code == 0
     trained = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
     assert trained.backbone.config.num_hidden_groups == 2
+    assert trained.backbone.config.max_position_embeddings == 512
     assert trained.optimizer.official_update and trained.optimizer.weight_decay == 0.02
     assert {w.path.split("/")[1] for w in trained.weights if "encoder/" in w.path} == {
         "group_0_inner_group_0",
