@@ -84,7 +84,8 @@ def load_backbone(init, vocabulary_size, max_position=None):
             (folder or prefix) or a transformers ALBERT folder (`config.json`
             + `model.safetensors`).
         vocabulary_size: the tokenizer's; checked against the model's.
-        max_position: for a preset, at least this many positions.
+        max_position: at least this many positions (a loaded model with
+            fewer gets its table extended, see `with_positions`).
     """
     from albert_keras.config import AlbertConfig
     from albert_keras.models.albert_backbone import AlbertBackbone
@@ -117,7 +118,7 @@ def load_backbone(init, vocabulary_size, max_position=None):
         vocabulary_size,
         "pass the --vocab the model was pretrained with.",
     )
-    return backbone
+    return with_positions(backbone, max_position or 0)
 
 
 def reuse_task_head(model, loaded):
@@ -133,13 +134,13 @@ def reuse_task_head(model, loaded):
     """
     from albert_keras.models.weight_copy import copy_weights
 
-    if type(loaded) is not type(model):
-        return f"backbone reused, new {type(model).__name__} head"
-    try:
-        copy_weights(loaded, model)
-    except ValueError:  # another head (e.g. other labels): nothing assigned
-        return f"backbone reused, new {type(model).__name__} head"
-    return f"the whole {type(model).__name__} reused, head included"
+    if type(loaded) is type(model):
+        try:
+            copy_weights(loaded, model)
+            return f"the whole {type(model).__name__} reused, head included"
+        except ValueError:  # another head (e.g. other labels): nothing assigned
+            pass
+    return f"backbone reused, new {type(model).__name__} head"
 
 
 def with_positions(backbone, sequence_length):
@@ -448,7 +449,6 @@ def run_finetuning(
 
             source = keras.saving.load_model(init, compile=False)
         backbone = load_backbone(source, tokenizer.vocabulary_size(), sequence_length)
-        backbone = with_positions(backbone, sequence_length)
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
     model, losses, loss_weights = job.build(backbone)

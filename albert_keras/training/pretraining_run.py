@@ -51,8 +51,7 @@ def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None
     for src, dst in pairs:
         # The MLM head tracks the tied word embeddings too: assigned twice,
         # with the same value.
-        for d, s in zip(dst.weights, src.weights, strict=True):
-            d.assign(s)
+        copy_weights(src, dst)
 
 
 def run_pretraining(

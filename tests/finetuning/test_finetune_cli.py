@@ -348,16 +348,13 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     # Clear errors for a wrong vocabulary and a too-long sequence.
     other = tmp_path / "other.keras"
     AlbertBackbone(AlbertConfig.from_preset("albert_tiny")).save(str(other))
+    on_dev = ["finetune", "--task", "classify"]
+    on_dev += ["--train", _task("rt_sentiment", "dev.jsonl")]
+    on_dev += ["--dev", _task("rt_sentiment", "dev.jsonl")]
     assert (
         main(
             [
-                "finetune",
-                "--task",
-                "classify",
-                "--train",
-                _task("rt_sentiment", "dev.jsonl"),
-                "--dev",
-                _task("rt_sentiment", "dev.jsonl"),
+                *on_dev,
                 "--init",
                 str(other),
                 "--vocab",
@@ -371,13 +368,7 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     assert "vocab_size=1000 but the vocabulary has 8000" in capsys.readouterr().err
     # Longer sequences than the model's 128 positions: its table is extended.
     longer = [
-        "finetune",
-        "--task",
-        "classify",
-        "--train",
-        _task("rt_sentiment", "dev.jsonl"),
-        "--dev",
-        _task("rt_sentiment", "dev.jsonl"),
+        *on_dev,
         "--init",
         str(pretrained / "pretrainer.keras"),
         "--max-seq-length",
