@@ -113,6 +113,7 @@ def _finetune_args(args, task, train, dev, init, vocab):
         max_query_length=32,
         max_answer_length=30,
         null_window_fraction=args.null_window_fraction,
+        null_score=args.null_score,
         start_n_top=5,
         end_n_top=5,
     )
@@ -426,6 +427,12 @@ def main():
         type=float,
         default=1.0,
         help="disfl_qa: share of training windows without an answer to keep",
+    )
+    parser.add_argument(
+        "--null-score",
+        default="official",
+        choices=["official", "span_adjusted"],
+        help="disfl_qa: the no-answer score thresholded on dev (see finetune)",
     )
     parser.add_argument(
         "--cloze-epochs",

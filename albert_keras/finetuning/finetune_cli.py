@@ -67,6 +67,14 @@ def add_parser(subparsers):
         default=1.0,
         help="share of training windows without an answer to keep (1.0: all)",
     )
+    squad.add_argument(
+        "--null-score",
+        default="official",
+        choices=["official", "span_adjusted"],
+        help="no-answer score thresholded on dev: official (v2: the answer-class "
+        "logit); span_adjusted: that minus the best span's log probability, so "
+        "confident spans are answered",
+    )
     parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
     parser.add_argument("--no-jit", action="store_true", help="disable XLA")
     parser.add_argument(
@@ -103,6 +111,7 @@ def run_finetune(args):
         max_query_length=args.max_query_length,
         max_answer_length=args.max_answer_length,
         null_window_fraction=args.null_window_fraction,
+        null_score=args.null_score,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

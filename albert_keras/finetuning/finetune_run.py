@@ -26,6 +26,7 @@ from albert_keras.finetuning.dev_evaluation import (
     regression_scores,
     task_scores,
 )
+from albert_keras.finetuning.span_predictions import NULL_SCORES
 from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.task_reader import TASKS, read_squad_file, read_task_file
 from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
@@ -326,6 +327,7 @@ class _Task:
             outputs,
             head=self.args["head"],
             max_answer_length=self.args["max_answer_length"],
+            null_score=self.args["null_score"],
         )
         self.last_predictions = (predictions, odds)
         result = squad_evaluate(self.dev_json, predictions, odds, 0.0)
@@ -374,6 +376,7 @@ def run_finetuning(
     max_query_length=32,
     max_answer_length=30,
     null_window_fraction=1.0,
+    null_score="official",
     start_n_top=5,
     end_n_top=5,
     mixed_precision=False,
@@ -407,6 +410,9 @@ def run_finetuning(
             "simple": start/end logits).
         null_window_fraction: SQuAD: the share of training windows without
             an answer to keep (`keep_null_windows`); 1.0 keeps all.
+        null_score: SQuAD: the no-answer score whose dev threshold is chosen
+            ("official", or "span_adjusted": the answer-class logit minus the
+            best span's log probability, see `span_predictions`).
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
         export: also write `savedmodel/`: the best model with its tokenizer,
@@ -429,6 +435,10 @@ def run_finetuning(
 
     if task not in TASKS:
         raise ValueError(f"Unknown task {task!r}. Allowed: {', '.join(TASKS)}")
+    if null_score not in NULL_SCORES:
+        raise ValueError(
+            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
+        )
     keras.utils.set_random_seed(seed)
     os.makedirs(output_dir, exist_ok=True)
     vocab = find_vocabulary(init, vocab)
@@ -532,6 +542,7 @@ def run_finetuning(
                     "doc_stride": doc_stride,
                     "max_query_length": max_query_length,
                     "max_answer_length": max_answer_length,
+                    "null_score": null_score,
                 }
                 if task == "squad"
                 else {}
@@ -564,6 +575,7 @@ def run_finetuning(
                 doc_stride=doc_stride,
                 max_query_length=max_query_length,
                 max_answer_length=max_answer_length,
+                null_score=null_score,
                 null_threshold=result["best"].get("best_f1_thresh", math.inf),
             )
         text_model = with_tokenizer(model, tokenizer, sequence_length, **options)

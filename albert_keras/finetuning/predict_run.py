@@ -303,6 +303,7 @@ def _predict_squad(
         model.predict(data, verbose=verbose),
         head=head,
         max_answer_length=settings.get("max_answer_length", 30),
+        null_score=settings.get("null_score", "official"),
     )
     threshold = settings["null_threshold"]
     answers = {

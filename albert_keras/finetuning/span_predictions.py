@@ -14,6 +14,14 @@ Two heads, two decoders, both as the official code does it:
   probability, the same validity rules; `null_odds` = the smallest
   `cls_logits` over the windows.
 
+`null_score="span_adjusted"` gives the v2 head a no-answer score that also
+weighs how sure the best span is: the smallest `cls_logits` minus the best
+span's log probability. `cls_logits` are the log-odds of "no answer"; answering
+earns F1 only if the question is answerable and the span right, so answer when
+P(answerable) x P(span) > P(no answer), that is when `cls_logits` - log P(span)
+is below a threshold (chosen on dev, as the official one). For the simple head
+the official score already is the null score minus the best span's.
+
 Answers are whole words of the context (the map kept by `squad_features`).
 """
 
@@ -22,6 +30,8 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+
+NULL_SCORES = ("official", "span_adjusted")
 
 
 def _span_text(context, doc_token_start, doc_token_end):
@@ -59,7 +69,13 @@ def _candidates_v2(row, features, outputs, n_best_size):
 
 
 def decode_spans(
-    features, contexts, outputs, head="v2", n_best_size=20, max_answer_length=30
+    features,
+    contexts,
+    outputs,
+    head="v2",
+    n_best_size=20,
+    max_answer_length=30,
+    null_score="official",
 ):
     """Best answer text and no-answer odds of every example.
 
@@ -73,6 +89,9 @@ def decode_spans(
         head: "simple" or "v2".
         n_best_size: starts and ends kept per window ("simple").
         max_answer_length: longest answer in tokens.
+        null_score: "official" or "span_adjusted" (v2: the smallest
+            `cls_logits` minus the best span's log probability; for "simple"
+            both are the official score).
 
     Returns:
         (answers, null_odds): dicts example index -> best non-empty answer
@@ -94,6 +113,10 @@ def decode_spans(
     candidates = {"simple": _candidates_simple, "v2": _candidates_v2}
     if head not in candidates:
         raise ValueError(f"Unknown head {head!r}. Allowed: simple, v2")
+    if null_score not in NULL_SCORES:
+        raise ValueError(
+            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
+        )
     best = {}
     null = {}
     rows = collections.defaultdict(list)
@@ -123,13 +146,19 @@ def decode_spans(
             null[example] = np.inf
         else:
             best[example] = _span_text(contexts[example], *best_span)
-            if head == "simple":
+            if head == "simple" or null_score == "span_adjusted":
                 null[example] = null[example] - best_score
     return best, {k: float(v) for k, v in null.items()}
 
 
 def answers_by_id(
-    examples, features, contexts, outputs, head="v2", max_answer_length=30
+    examples,
+    features,
+    contexts,
+    outputs,
+    head="v2",
+    max_answer_length=30,
+    null_score="official",
 ):
     """`decode_spans` keyed by question id, as SQuAD evaluation takes them.
 
@@ -137,7 +166,7 @@ def answers_by_id(
         examples: the questions (`read_squad_file`), in `features`' order.
         features, contexts: `squad_features` of those questions.
         outputs: the model's outputs over the windows (arrays or tensors).
-        head, max_answer_length: as `decode_spans`.
+        head, max_answer_length, null_score: as `decode_spans`.
 
     Returns:
         (answers, null_odds): dicts question id -> best non-empty answer ("" if
@@ -145,7 +174,12 @@ def answers_by_id(
     """
     outputs = {k: np.asarray(v) for k, v in outputs.items()}
     answers, null_odds = decode_spans(
-        features, contexts, outputs, head=head, max_answer_length=max_answer_length
+        features,
+        contexts,
+        outputs,
+        head=head,
+        max_answer_length=max_answer_length,
+        null_score=null_score,
     )
     ids = [e["id"] for e in examples]
     return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from albert_keras.finetuning.span_predictions import NULL_SCORES
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 from albert_keras.tokenizers.albert_text_model import AlbertTextModel, _check_fit
 
@@ -34,8 +35,9 @@ class AlbertSpanTextModel(AlbertTextModel):
     - `best_span`: the best span's words, never thresholded;
     - `null_odds`: the no-answer score, higher = more likely unanswerable
       (`AlbertSquadV2`: the smallest answer-class logit over the windows;
-      `AlbertSpanQA`: the smallest `[CLS]` score minus the best span's); +inf
-      without a valid span;
+      `AlbertSpanQA`: the smallest `[CLS]` score minus the best span's; with
+      `null_score="span_adjusted"` also `AlbertSquadV2`'s minus the best
+      span's log probability); +inf without a valid span;
     - `score`: the best span's score; `start_token`, `end_token`: its first
       and last token among the context's tokens (-1 without a span).
 
@@ -52,6 +54,8 @@ class AlbertSpanTextModel(AlbertTextModel):
         max_answer_length: int. Longest answer in tokens (30).
         n_best_size: int. Starts and ends kept per window (`AlbertSpanQA`).
         null_threshold: float. Answer "" where `null_odds` is above it.
+        null_score: "official" or "span_adjusted" (as `decode_spans`; use
+            the one the threshold was chosen with).
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertConfig, AlbertSquadV2
@@ -76,9 +80,14 @@ class AlbertSpanTextModel(AlbertTextModel):
         max_answer_length=30,
         n_best_size=20,
         null_threshold=0.0,
+        null_score="official",
         packer=None,
         **kwargs,
     ):
+        if null_score not in NULL_SCORES:
+            raise ValueError(
+                f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
+            )
         outputs = getattr(task_model, "output", None)
         names = set(outputs) if isinstance(outputs, dict) else set()
         if not ({"start_logits", "end_logits"} <= names or "cls_logits" in names):
@@ -106,6 +115,7 @@ class AlbertSpanTextModel(AlbertTextModel):
         self.max_answer_length = int(max_answer_length)
         self.n_best_size = int(n_best_size)
         self.null_threshold = float(null_threshold)
+        self.null_score = null_score
         self.head = "v2" if "cls_logits" in names else "simple"
 
     # --- text -> windows ------------------------------------------------------
@@ -200,7 +210,7 @@ class AlbertSpanTextModel(AlbertTextModel):
         null = tf.math.unsorted_segment_min(
             tf.cast(row_null, tf.float32), example, batch
         )
-        if self.head == "simple":
+        if self.head == "simple" or self.null_score == "span_adjusted":
             null = null - best
         null_odds = tf.where(found, null, float("inf"))
 
@@ -259,4 +269,5 @@ class AlbertSpanTextModel(AlbertTextModel):
             "max_answer_length": self.max_answer_length,
             "n_best_size": self.n_best_size,
             "null_threshold": self.null_threshold,
+            "null_score": self.null_score,
         }

@@ -228,7 +228,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
         sequence_length: packed length.
         **kwargs: `dynamic_length`, `name`; for QA `doc_stride`,
             `max_query_length`, `max_answer_length`, `n_best_size`,
-            `null_threshold`.
+            `null_threshold`, `null_score`.
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig

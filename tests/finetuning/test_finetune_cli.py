@@ -10,6 +10,7 @@ import time
 import keras
 import numpy as np
 import pytest
+from albert_test_case import max_abs_diff
 from albert_test_case import task_file as _task
 
 from albert_keras.cli import main
@@ -196,12 +197,18 @@ def test_squad_heads(tmp_path, head):
         _task("disfl_qa", "dev.json"),
         output_dir=out,
         head=head,
-        # v2 also drops half the windows without an answer (the null ones).
+        # v2 also drops half the windows without an answer (the null ones),
+        # and thresholds the span-adjusted no-answer score: `predict` and
+        # savedmodel/ must use the same one.
         null_window_fraction=0.5 if head == "v2" else 1.0,
+        null_score="span_adjusted" if head == "v2" else "official",
         **dict(FAST, sequence_length=96, export=head == "v2"),
     )
     _check_run(result, out)
     assert {"exact", "f1", "best_f1", "best_f1_thresh"} <= set(result["best"])
+    assert result["settings"]["null_score"] == (
+        "span_adjusted" if head == "v2" else "official"
+    )
     # The 96 training questions make 446 windows of 96 (stride 64), 382 null.
     if head == "v2":
         assert 64 + 0.35 * 382 < result["train_examples"] < 64 + 0.65 * 382
@@ -255,6 +262,7 @@ def test_squad_heads(tmp_path, head):
         threshold = result["best"]["best_f1_thresh"]
         answers = [a.decode() for a in served["answer"].numpy()]
         odds = served["null_odds"].numpy()
+        assert max_abs_diff(odds, [dev_odds[i] for i in ids]) < 1e-4
         assert answers == [
             s if o <= threshold else "" for s, o in zip(spans, odds, strict=True)
         ]

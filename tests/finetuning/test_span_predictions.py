@@ -97,3 +97,30 @@ def test_v2_beam_candidates():
     # At most 2 tokens: (6, 7) at -1.3 beats (4, 5) at -1.4.
     answers, _ = decode_spans(features, CONTEXT, outputs, "v2", max_answer_length=2)
     assert answers == {0: "w3 w4"}
+
+
+def test_span_adjusted_null_odds():
+    features = _features([(0, 0, 6, [1] * 6)])
+    outputs = {
+        "start_top_index": np.array([[4, 6]]),
+        "start_top_log_probs": np.array([[-0.5, -1.0]]),
+        "end_top_index": np.array([[3, 5, 8, 7]]),
+        "end_top_log_probs": np.array([[-0.1, -0.9, -0.2, -0.3]]),
+        "cls_logits": np.array([-2.5]),
+    }
+    answers, odds = decode_spans(
+        features, CONTEXT, outputs, "v2", null_score="span_adjusted"
+    )
+    # The best span (6, 8) has log probability -1.2: -2.5 - (-1.2).
+    assert answers == {0: "w3 w4 w5"} and odds == {0: pytest.approx(-1.3)}
+    # The simple head's official odds already subtract the best span.
+    logits = _logits([(0, 4, 5, 3.0)], null=(1.0, 0.5))
+    for null_score in ("official", "span_adjusted"):
+        _, odds = decode_spans(
+            features, CONTEXT, logits, "simple", null_score=null_score
+        )
+        assert odds == {0: pytest.approx(1.5 - 6.0)}
+    with pytest.raises(
+        ValueError, match="Unknown null_score 'span'. Allowed: official"
+    ):
+        decode_spans(features, CONTEXT, outputs, "v2", null_score="span")

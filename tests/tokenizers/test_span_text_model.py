@@ -43,14 +43,19 @@ def _reader(head):
     return AlbertSpanQA(backbone)
 
 
-def _evaluation_answers(model, examples):
+def _evaluation_answers(model, examples, null_score="official"):
     """What `albert-keras finetune` scores: squad_features, predict, decode_spans."""
     features, maps = squad_features(examples, model.tokenizer, LENGTH, STRIDE, QUERY)
     names = [name for name in model.task_model.input if name in features]
     outputs = model.task_model.predict({n: features[n] for n in names}, verbose=0)
     outputs = {k: np.asarray(v) for k, v in outputs.items()}
     answers, odds = decode_spans(
-        features, maps, outputs, head=model.head, max_answer_length=ANSWER
+        features,
+        maps,
+        outputs,
+        head=model.head,
+        max_answer_length=ANSWER,
+        null_score=null_score,
     )
     index = range(len(examples))
     return [answers[i] for i in index], np.array([odds[i] for i in index])
@@ -102,6 +107,32 @@ def test_answers_are_the_evaluation_decoding(dev_questions, head, tmp_path):
     served = loaded.serve(tf.constant(questions), tf.constant(contexts))
     assert [a.decode() for a in served["answer"].numpy()] == answers
     assert max_abs_diff(served["score"], out["score"]) < 1e-5
+
+
+def test_span_adjusted_null_odds_are_the_evaluation_ones(dev_questions, tmp_path):
+    examples, questions, contexts = dev_questions
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    options = dict(doc_stride=STRIDE, max_query_length=QUERY, max_answer_length=ANSWER)
+    reader = _reader("v2")
+    official = with_tokenizer(reader, tokenizer, LENGTH, **options)
+    model = with_tokenizer(
+        reader, tokenizer, LENGTH, null_score="span_adjusted", **options
+    )
+    expected, odds = _evaluation_answers(model, examples, "span_adjusted")
+    out = model((questions, contexts))
+    assert [a.decode() for a in out["best_span"].numpy()] == expected
+    finite = np.isfinite(odds)
+    assert 0 < finite.sum() and np.array_equal(np.isfinite(out["null_odds"]), finite)
+    assert max_abs_diff(out["null_odds"].numpy()[finite], odds[finite]) < 1e-4
+    # The answer-class logit minus the best span's log probability.
+    cls = official((questions, contexts))["null_odds"].numpy()
+    adjusted = cls[finite] - out["score"].numpy()[finite]
+    assert max_abs_diff(out["null_odds"].numpy()[finite], adjusted) < 1e-5
+    assert max_abs_diff(cls[finite], odds[finite]) > 0.1
+    model.save(tmp_path / "qa.keras")
+    assert keras.saving.load_model(tmp_path / "qa.keras").null_score == "span_adjusted"
+    with pytest.raises(ValueError, match="Unknown null_score 'spans'. Allowed"):
+        AlbertSpanTextModel(reader, tokenizer, LENGTH, null_score="spans")
 
 
 def test_odd_contexts_and_errors():
