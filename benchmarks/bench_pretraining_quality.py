@@ -565,10 +565,18 @@ def train_on_records(args, info, task):
     resuming = args.resume and tf.train.latest_checkpoint(
         os.path.join(output_dir, "checkpoints")
     )
-    # A checkpoint replaces the init model's weights: only load it when used.
-    init_model = None
-    if args.init_model and not resuming:
-        init_model = keras.saving.load_model(args.init_model)
+    # A checkpoint replaces the init model's weights: only use it when fresh.
+    # The model keeps the init model's positions when it has more (a model of
+    # 256 positions continued at 128 tokens stays one of 256).
+    config, init_model = model_config(args), None
+    if args.init_model:
+        source = keras.saving.load_model(args.init_model)
+        positions = max(
+            config.max_position_embeddings,
+            source.backbone.config.max_position_embeddings,
+        )
+        config = config.replace(max_position_embeddings=positions)
+        init_model = None if resuming else source
 
     sentences = None
     if args.mix_sentences and task == "sop":
@@ -602,7 +610,7 @@ def train_on_records(args, info, task):
     timer = _timing_callback(args.minutes)
     metrics = run_pretraining(
         train_dataset,
-        model_config(args),
+        config,
         output_dir,
         global_batch_size=args.batch,
         sequence_length=args.seq_length,
