@@ -39,6 +39,15 @@ def _logits(spans, null=(0.0, 0.0), windows=1):
 # Six words, one token each: token t of the context is word t.
 CONTEXT = [(np.arange(6), WORDS)]
 
+# The v2 beam with start_n_top 2, end_n_top 2: candidate (i, j) at i * 2 + j.
+V2_OUTPUTS = {
+    "start_top_index": np.array([[4, 6]]),
+    "start_top_log_probs": np.array([[-0.5, -1.0]]),
+    "end_top_index": np.array([[3, 5, 8, 7]]),
+    "end_top_log_probs": np.array([[-0.1, -0.9, -0.2, -0.3]]),
+    "cls_logits": np.array([-2.5]),
+}
+
 
 def test_best_span_and_null_odds():
     features = _features([(0, 0, 6, [1] * 6)])
@@ -83,14 +92,7 @@ def test_no_valid_span_means_no_answer():
 
 def test_v2_beam_candidates():
     features = _features([(0, 0, 6, [1] * 6)])
-    outputs = {
-        # start_n_top 2, end_n_top 2: candidates (i, j) at j_index i * 2 + j.
-        "start_top_index": np.array([[4, 6]]),
-        "start_top_log_probs": np.array([[-0.5, -1.0]]),
-        "end_top_index": np.array([[3, 5, 8, 7]]),
-        "end_top_log_probs": np.array([[-0.1, -0.9, -0.2, -0.3]]),
-        "cls_logits": np.array([-2.5]),
-    }
+    outputs = V2_OUTPUTS
     answers, odds = decode_spans(features, CONTEXT, outputs, "v2")
     # (4, 3) ends before it starts; (4, 5) scores -1.4; (6, 8) scores -1.2.
     assert answers == {0: "w3 w4 w5"} and odds == {0: -2.5}
@@ -101,13 +103,7 @@ def test_v2_beam_candidates():
 
 def test_span_adjusted_null_odds():
     features = _features([(0, 0, 6, [1] * 6)])
-    outputs = {
-        "start_top_index": np.array([[4, 6]]),
-        "start_top_log_probs": np.array([[-0.5, -1.0]]),
-        "end_top_index": np.array([[3, 5, 8, 7]]),
-        "end_top_log_probs": np.array([[-0.1, -0.9, -0.2, -0.3]]),
-        "cls_logits": np.array([-2.5]),
-    }
+    outputs = V2_OUTPUTS
     answers, odds = decode_spans(
         features, CONTEXT, outputs, "v2", null_score="span_adjusted"
     )
