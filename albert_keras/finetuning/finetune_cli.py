@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_keras.finetuning.span_predictions import NULL_SCORES
 from albert_keras.finetuning.task_reader import TASKS
 
 
@@ -70,7 +71,7 @@ def add_parser(subparsers):
     squad.add_argument(
         "--null-score",
         default="official",
-        choices=["official", "span_adjusted"],
+        choices=NULL_SCORES,
         help="no-answer score thresholded on dev: official (v2: the answer-class "
         "logit); span_adjusted: that minus the best span's log probability, so "
         "confident spans are answered",
