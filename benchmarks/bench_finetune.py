@@ -36,6 +36,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from albert_keras.finetuning.span_predictions import NULL_SCORES  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # task name -> (task type, train file, dev file, monitored metric, target)
@@ -431,7 +433,7 @@ def main():
     parser.add_argument(
         "--null-score",
         default="official",
-        choices=["official", "span_adjusted"],
+        choices=NULL_SCORES,
         help="disfl_qa: the no-answer score thresholded on dev (see finetune)",
     )
     parser.add_argument(

@@ -26,7 +26,7 @@ from albert_keras.finetuning.dev_evaluation import (
     regression_scores,
     task_scores,
 )
-from albert_keras.finetuning.span_predictions import NULL_SCORES
+from albert_keras.finetuning.span_predictions import check_null_score
 from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.task_reader import TASKS, read_squad_file, read_task_file
 from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
@@ -435,10 +435,7 @@ def run_finetuning(
 
     if task not in TASKS:
         raise ValueError(f"Unknown task {task!r}. Allowed: {', '.join(TASKS)}")
-    if null_score not in NULL_SCORES:
-        raise ValueError(
-            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
-        )
+    check_null_score(null_score)
     keras.utils.set_random_seed(seed)
     os.makedirs(output_dir, exist_ok=True)
     vocab = find_vocabulary(init, vocab)

@@ -34,6 +34,14 @@ import numpy as np
 NULL_SCORES = ("official", "span_adjusted")
 
 
+def check_null_score(null_score):
+    """Raises a ValueError naming the allowed values unless one of NULL_SCORES."""
+    if null_score not in NULL_SCORES:
+        raise ValueError(
+            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
+        )
+
+
 def _span_text(context, doc_token_start, doc_token_end):
     tok_to_word, words = context
     first, last = tok_to_word[doc_token_start], tok_to_word[doc_token_end]
@@ -113,10 +121,7 @@ def decode_spans(
     candidates = {"simple": _candidates_simple, "v2": _candidates_v2}
     if head not in candidates:
         raise ValueError(f"Unknown head {head!r}. Allowed: simple, v2")
-    if null_score not in NULL_SCORES:
-        raise ValueError(
-            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
-        )
+    check_null_score(null_score)
     best = {}
     null = {}
     rows = collections.defaultdict(list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from albert_keras.finetuning.span_predictions import NULL_SCORES
+from albert_keras.finetuning.span_predictions import check_null_score
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 from albert_keras.tokenizers.albert_text_model import AlbertTextModel, _check_fit
 
@@ -84,10 +84,7 @@ class AlbertSpanTextModel(AlbertTextModel):
         packer=None,
         **kwargs,
     ):
-        if null_score not in NULL_SCORES:
-            raise ValueError(
-                f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
-            )
+        check_null_score(null_score)
         outputs = getattr(task_model, "output", None)
         names = set(outputs) if isinstance(outputs, dict) else set()
         if not ({"start_logits", "end_logits"} <= names or "cls_logits" in names):
