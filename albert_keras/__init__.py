@@ -70,7 +70,14 @@ def __dir__():
 if "keras" in _sys.modules:
     _importlib.import_module("albert_keras.models")
     # The tokenizer layers and text-in models (the classes, capitalized).
+    # They run in TensorFlow: on JAX or PyTorch without TensorFlow installed
+    # the models still load, and only these stay unregistered.
     _tokenizers = _importlib.import_module("albert_keras.tokenizers")
     for _name, _module in _tokenizers._LAZY.items():
         if _name[0].isupper():
-            _importlib.import_module(_module)
+            try:
+                _importlib.import_module(_module)
+            except ImportError as _error:
+                if _error.name != "tensorflow":
+                    raise
+                break

@@ -75,20 +75,29 @@ class FactorizedEmbedding(keras.layers.Layer):
 
     def build(self, input_shape=None):
         e = self.embedding_size
+        # The tables are read in their own dtype (float32) under a mixed
+        # policy (`autocast=False`): a lookup's gradient is a scatter-add, and
+        # in bfloat16 XLA serializes it on GPU (the segment table's 2 rows
+        # take every token's update). Measured on an H200, JAX, albert_small,
+        # batch 512 x 128: 467 ms per training step in mixed_bfloat16 against
+        # 27 ms in float32.
         self.word_embeddings = self.add_weight(
             shape=(self.vocabulary_size, e),
             initializer=self._initializer(),
             name="word_embeddings",
+            autocast=False,
         )
         self.token_type_embeddings = self.add_weight(
             shape=(self.num_segments, e),
             initializer=self._initializer(),
             name="token_type_embeddings",
+            autocast=False,
         )
         self.position_embeddings = self.add_weight(
             shape=(self.max_sequence_length, e),
             initializer=self._initializer(),
             name="position_embeddings",
+            autocast=False,
         )
         self.layer_norm.build((None, None, e))
         if self.projection is not None:
@@ -108,7 +117,8 @@ class FactorizedEmbedding(keras.layers.Layer):
         x = x + ops.take(self.token_type_embeddings, segment_ids, axis=0)
         table = ops.convert_to_tensor(self.position_embeddings)
         positions = ops.slice(table, (0, 0), (length, ops.shape(table)[1]))
-        x = x + ops.cast(positions[None, :, :], x.dtype)
+        # Summed in float32, then cast once to the compute dtype.
+        x = ops.cast(x + ops.cast(positions[None, :, :], x.dtype), self.compute_dtype)
         x = self.layer_norm(x)
         x = self.dropout_layer(x, training=training)
         unprojected = x

@@ -118,3 +118,56 @@ def test_task_models_fit_on_other_backends(backend):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"{backend} fit ok" in result.stdout
+
+
+JAX_WITHOUT_TF = """
+import sys
+sys.modules["tensorflow"] = None  # as on a machine with JAX and no TensorFlow
+import keras, numpy as np
+import albert_keras  # registers the classes Keras already loaded
+from albert_keras import AlbertBackbone, AlbertPretrainer
+from albert_keras.presets import get_preset
+from albert_keras.training.optimizers import create_optimizer
+out = sys.argv[1]
+config = get_preset("albert_tiny").replace(vocab_size=60)
+rng = np.random.default_rng(0)
+ids = rng.integers(5, 60, (32, 12)).astype("int32")
+x = {"token_ids": ids, "segment_ids": np.zeros((32, 12), "int32"),
+     "padding_mask": np.ones((32, 12), "int32"),
+     "mask_positions": np.tile(np.array([[1, 2]], "int32"), (32, 1))}
+y = {"mask_ids": ids[:, 1:3], "mask_weights": np.ones((32, 2), "float32"),
+     "sop_labels": (ids[:, 0] > 30).astype("int32")}
+model = AlbertPretrainer(AlbertBackbone(config, dtype="mixed_bfloat16"))
+model.compile(optimizer=create_optimizer("lamb", 3e-2, 40, 4), steps_per_execution=4)
+losses = model.fit(x, y, batch_size=8, epochs=10, verbose=0).history["loss"]
+assert losses[-1] < 0.85 * losses[0], losses
+plain = AlbertPretrainer(AlbertBackbone(config))
+plain.set_weights(model.get_weights())
+plain.save(out + "/jax.keras")
+np.savez(out + "/jax_out.npz", **keras.tree.map_structure(
+    keras.ops.convert_to_numpy, plain.predict_on_batch(x)), **x)
+print("jax without tensorflow ok")
+"""
+
+
+def test_pretrain_on_jax_without_tensorflow_then_load_here(tmp_path):
+    """LAMB + mixed bfloat16 on JAX with TensorFlow absent; the .keras loads here."""
+    _require("jax")
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", JAX_WITHOUT_TF, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "jax without tensorflow ok" in result.stdout
+    import keras
+
+    model = keras.saving.load_model(tmp_path / "jax.keras")
+    saved = np.load(tmp_path / "jax_out.npz")
+    x = {k: saved[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+    x["mask_positions"] = saved["mask_positions"]
+    out = model.predict_on_batch(x)
+    for key in ("mlm_logits", "sop_logits"):
+        assert max_abs_diff(out[key], saved[key]) < 1e-4
