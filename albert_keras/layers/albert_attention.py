@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.position_gather import take_positions
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -129,8 +130,7 @@ class AlbertAttention(keras.layers.Layer):
             query_length = length
             q, k, v = self._project(rows, (self.query, self.key, self.value))
         else:
-            positions = ops.cast(query_positions, "int32")[:, :, None]
-            picked = ops.take_along_axis(inputs, positions, axis=1)
+            picked = take_positions(inputs, query_positions)
             query_length = ops.shape(picked)[1]
             queries = ops.reshape(picked, (-1, self.hidden_size))
             (q,) = self._project(queries, (self.query,))

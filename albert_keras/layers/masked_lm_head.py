@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.activations import get_activation
+from albert_keras.layers.position_gather import take_positions
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -69,8 +70,7 @@ class MaskedLMHead(keras.layers.Layer):
     def call(self, inputs, mask_positions=None):
         x = inputs
         if mask_positions is not None:
-            positions = ops.cast(mask_positions, "int32")
-            x = ops.take_along_axis(inputs, positions[:, :, None], axis=1)
+            x = take_positions(inputs, mask_positions)
         x = self.activation_fn(self.dense(x))
         x = self.layer_norm(x)
         table = ops.cast(self.embedding_layer.word_embeddings, x.dtype)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.position_gather import take_positions
 
 _NEG = 1e30
 
@@ -119,8 +120,9 @@ class SquadV2Head(keras.layers.Layer):
         start_logits = self._masked(start_logits, p_mask)
         start_log_probs = ops.log_softmax(start_logits, axis=-1)
 
-        positions = ops.cast(ops.reshape(start_positions, (-1, 1, 1)), "int32")
-        gold = ops.take_along_axis(sequence, positions, axis=1)  # [b, 1, H]
+        gold = take_positions(
+            sequence, ops.reshape(start_positions, (-1, 1))
+        )  # [b, 1, H]
         end_logits = self._masked(self._end_logits(sequence, gold), p_mask)
         end_log_probs = ops.log_softmax(end_logits, axis=-1)
 

@@ -1,0 +1,33 @@
+"""`take_positions`: rows of a sequence at given positions, gradient in float32."""
+
+import keras
+from keras import ops
+
+
+def take_positions(sequence, positions):
+    """`sequence[b, positions[b, i]]` for each batch row `b`: [batch, P, ...].
+
+    A gather's gradient is a scatter-add; for a bfloat16 or float16 sequence
+    the rows are gathered from a float32 copy, so that scatter-add runs in
+    float32 (XLA on GPU turns 16-bit scatter-adds into slow retry loops). The
+    values are the same: the casts there and back are exact.
+
+    Args:
+        sequence: tensor [batch, length, ...].
+        positions: int tensor [batch, P].
+
+    Example:
+    >>> import numpy as np
+    >>> x = np.arange(12, dtype="float32").reshape(1, 4, 3)
+    >>> take_positions(x, np.array([[3, 0]])).tolist()
+    [[[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]]
+    """
+    positions = ops.cast(positions, "int32")
+    dtype = keras.backend.standardize_dtype(sequence.dtype)
+    index = ops.reshape(
+        positions, tuple(ops.shape(positions)) + (1,) * (len(sequence.shape) - 2)
+    )
+    if dtype in ("bfloat16", "float16"):
+        gathered = ops.take_along_axis(ops.cast(sequence, "float32"), index, axis=1)
+        return ops.cast(gathered, dtype)
+    return ops.take_along_axis(sequence, index, axis=1)
