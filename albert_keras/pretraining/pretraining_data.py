@@ -20,11 +20,13 @@ of workers. Each file's pairs are drawn from its own documents (an NSP
 "random next" segment comes from another document of the same file), and its
 instances are shuffled within each pass; the instances of all files are then
 dealt round-robin to the output shards, as the official writer deals them
-to its output files.
+to its output files. `create_pretraining_arrays` returns the same instances
+as NumPy arrays instead (training on JAX or PyTorch without TensorFlow).
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import struct
@@ -34,7 +36,7 @@ from collections import Counter
 
 import numpy as np
 
-from albert_keras.pretraining.example_encoder import ExampleEncoder
+from albert_keras.pretraining.example_encoder import FEATURE_ORDER, ExampleEncoder
 from albert_keras.pretraining.ngram_masker import NgramMasker
 from albert_keras.pretraining.segment_pairer import SegmentPairer
 from albert_keras.pretraining.text_documents import read_documents
@@ -145,8 +147,12 @@ def _build_features(ids, spans, labels, masker, cls_id, sep_id, max_seq_length, 
     return features, lengths, span_words
 
 
-def _write_file_instances(job, progress=None) -> dict:
-    """Pairs, masks and writes the instances of one tokenized input file."""
+def _write_file_instances(job, progress=None):
+    """Pairs, masks and writes the instances of one tokenized input file.
+
+    With `path` None the feature arrays are returned instead (in the order
+    they would be written): `(stats, arrays)`.
+    """
     index, ids, segment_lengths, document_starts, path, options = job
     rng = np.random.default_rng([options["seed"], index])
     word_starts = options["word_starts"]
@@ -170,7 +176,8 @@ def _write_file_instances(job, progress=None) -> dict:
     encoder = ExampleEncoder()
     stats = Counter()
     span_words = np.zeros(options["ngram"] + 1, np.int64)
-    with TFRecordWriter(path) as writer:
+    blocks = []
+    with contextlib.nullcontext() if path is None else TFRecordWriter(path) as writer:
         for _ in range(options["dupe_factor"]):
             spans, labels, skipped = pairer.pairs(
                 ids, segment_lengths, document_starts, rng
@@ -189,7 +196,10 @@ def _write_file_instances(job, progress=None) -> dict:
                     options["max_seq_length"],
                     rng,
                 )
-                writer.write_batch(encoder.encode(features))
+                if writer is None:
+                    blocks.append(features)
+                else:
+                    writer.write_batch(encoder.encode(features))
                 span_words += spans_n
                 stats["instances"] += len(chosen)
                 stats["tokens"] += int(lengths.sum())
@@ -200,7 +210,17 @@ def _write_file_instances(job, progress=None) -> dict:
     stats["label_0"] = stats["instances"] - stats["label_1"]
     stats = dict(stats)
     stats["span_words"] = span_words
+    if path is None:
+        arrays = None
+        if blocks:
+            arrays = {k: np.concatenate([b[k] for b in blocks]) for k in FEATURE_ORDER}
+        return stats, arrays
     return stats
+
+
+def _file_stats(result):
+    """The stats of `_write_file_instances`'s result (with or without arrays)."""
+    return result[0] if isinstance(result, tuple) else result
 
 
 def _merge_shards(temp_paths, outputs):
@@ -336,6 +356,116 @@ def create_pretraining_data(
     >>> stats["masked_fraction"]  # doctest: +SKIP
     0.149
     """
+    stats, _ = _create_instances(
+        input_files,
+        output,
+        vocab,
+        tokenizer=tokenizer,
+        lowercase=lowercase,
+        max_seq_length=max_seq_length,
+        max_predictions_per_seq=max_predictions_per_seq,
+        masked_lm_prob=masked_lm_prob,
+        short_seq_prob=short_seq_prob,
+        dupe_factor=dupe_factor,
+        ngram=ngram,
+        do_whole_word_mask=do_whole_word_mask,
+        random_next_sentence=random_next_sentence,
+        split_sentences=split_sentences,
+        seed=seed,
+        num_shards=num_shards,
+        num_workers=num_workers,
+        verbose=verbose,
+    )
+    return stats
+
+
+def create_pretraining_arrays(
+    input_files,
+    vocab: str | None = None,
+    *,
+    tokenizer=None,
+    lowercase: bool = True,
+    max_seq_length: int = 512,
+    max_predictions_per_seq: int = 20,
+    masked_lm_prob: float = 0.15,
+    short_seq_prob: float = 0.1,
+    dupe_factor: int = 1,
+    ngram: int = 3,
+    do_whole_word_mask: bool = True,
+    random_next_sentence: bool = False,
+    split_sentences: bool = False,
+    seed: int = 12345,
+    num_workers: int = 1,
+    verbose: bool = True,
+) -> tuple[dict, dict]:
+    """The instances `create_pretraining_data` writes, as NumPy arrays.
+
+    For training without TensorFlow (JAX or PyTorch): the same pairs, masks
+    and seeds, in the order a single shard would hold them (input file by
+    input file), with no serialization in between. Arguments are those of
+    `create_pretraining_data` (no `output`, `num_shards`); `num_workers`
+    processes take an input file each, so split a large corpus into files to
+    use them.
+
+    Returns:
+        `(features, stats)`: `features` maps each official feature name
+        (`input_ids`, `input_mask`, `segment_ids`, `token_boundary`,
+        `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
+        `next_sentence_labels`) to an array with one row per instance (int32;
+        `masked_lm_weights` float32); `stats` as `create_pretraining_data`
+        returns them, without `files`.
+
+    Example:
+    >>> features, stats = create_pretraining_arrays(
+    ...     ["corpus/*.txt"], max_seq_length=128, dupe_factor=8)  # doctest: +SKIP
+    >>> features["input_ids"].shape  # doctest: +SKIP
+    (112847, 128)
+    """
+    stats, features = _create_instances(
+        input_files,
+        None,
+        vocab,
+        tokenizer=tokenizer,
+        lowercase=lowercase,
+        max_seq_length=max_seq_length,
+        max_predictions_per_seq=max_predictions_per_seq,
+        masked_lm_prob=masked_lm_prob,
+        short_seq_prob=short_seq_prob,
+        dupe_factor=dupe_factor,
+        ngram=ngram,
+        do_whole_word_mask=do_whole_word_mask,
+        random_next_sentence=random_next_sentence,
+        split_sentences=split_sentences,
+        seed=seed,
+        num_shards=None,
+        num_workers=num_workers,
+        verbose=verbose,
+    )
+    return features, stats
+
+
+def _create_instances(
+    input_files,
+    output: str | None,
+    vocab: str | None = None,
+    *,
+    tokenizer=None,
+    lowercase: bool = True,
+    max_seq_length: int = 512,
+    max_predictions_per_seq: int = 20,
+    masked_lm_prob: float = 0.15,
+    short_seq_prob: float = 0.1,
+    dupe_factor: int = 1,
+    ngram: int = 3,
+    do_whole_word_mask: bool = True,
+    random_next_sentence: bool = False,
+    split_sentences: bool = False,
+    seed: int = 12345,
+    num_shards: int | None = None,
+    num_workers: int = 1,
+    verbose: bool = True,
+) -> tuple[dict, dict | None]:
+    """`create_pretraining_data`'s work: records in `output`, or arrays if None."""
     start_time = time.perf_counter()
     for name, value in (
         ("dupe_factor", dupe_factor),
@@ -353,8 +483,10 @@ def create_pretraining_data(
         ngram=ngram,
     )
     paths = expand_inputs(input_files)
-    outputs = output_paths(output, num_shards or len(paths))
-    os.makedirs(os.path.dirname(os.path.abspath(outputs[0])), exist_ok=True)
+    outputs = None
+    if output is not None:
+        outputs = output_paths(output, num_shards or len(paths))
+        os.makedirs(os.path.dirname(os.path.abspath(outputs[0])), exist_ok=True)
 
     from albert_keras.pretraining.corpus_tokenizer import CorpusTokenizer
 
@@ -400,8 +532,10 @@ def create_pretraining_data(
             totals["documents"] += len(document_starts) - 1
             totals["segments"] += len(segment_lengths)
             progress.update(size)
-            temp = f"{outputs[0]}.tmp-{os.getpid()}-{index:05d}"
-            temp_paths.append(temp)
+            temp = None
+            if outputs is not None:
+                temp = f"{outputs[0]}.tmp-{os.getpid()}-{index:05d}"
+                temp_paths.append(temp)
             job = (index, ids, segment_lengths, document_starts, temp, options)
             if pool is None:
                 results.append(
@@ -413,14 +547,19 @@ def create_pretraining_data(
                         _write_file_instances,
                         (job,),
                         callback=lambda r, s=size: progress.update(
-                            s * dupe_factor, r.get("instances", 0)
+                            s * dupe_factor, _file_stats(r).get("instances", 0)
                         ),
                     )
                 )
         if pool is not None:
             results = [r.get() for r in results]
         span_words = np.zeros(ngram + 1, np.int64)
+        arrays = []
         for result in results:
+            if outputs is None:
+                result, file_arrays = result
+                if file_arrays is not None:
+                    arrays.append(file_arrays)
             span_words += result.pop("span_words")
             totals.update(result)
         if totals["instances"] == 0:
@@ -429,7 +568,8 @@ def create_pretraining_data(
                 "document has two pieces of text. Documents are runs of non-empty "
                 "lines separated by blank lines."
             )
-        _merge_shards(temp_paths, outputs)
+        if outputs is not None:
+            _merge_shards(temp_paths, outputs)
     finally:
         progress.close()
         if pool is not None:
@@ -458,8 +598,11 @@ def create_pretraining_data(
     stats["seconds"] = seconds
     stats["instances_per_second"] = stats["instances"] / seconds
     stats["mb_per_second"] = stats["bytes"] / 1e6 / seconds
+    if outputs is None:
+        features = {k: np.concatenate([a[k] for a in arrays]) for k in FEATURE_ORDER}
+        return stats, features
     stats["files"] = outputs
-    return stats
+    return stats, None
 
 
 def format_stats(stats: dict) -> str:

@@ -443,3 +443,54 @@ def test_sentencepiece_path_imports_no_tensorflow(corpus, tokenizer, tmp_path):
     )
     assert out.read_bytes() == open(stats["files"][0], "rb").read()
     assert f"{stats['instances']} instances" in result.stdout
+
+
+@pytest.mark.parametrize("num_workers", [1, 2])
+def test_arrays_are_the_records_without_serialization(
+    corpus, tokenizer, tmp_path, num_workers
+):
+    """create_pretraining_arrays: what a single shard holds, read by tf.data."""
+    from albert_keras.pretraining.pretraining_data import create_pretraining_arrays
+
+    # Two input files (two seeds' streams, run in two processes with 2 workers).
+    text = open(corpus, encoding="utf-8").read().split("\n\n")
+    half = len(text) // 2
+    files = []
+    for i, part in enumerate((text[:half], text[half:])):
+        files.append(str(tmp_path / f"part{i}.txt"))
+        with open(files[-1], "w", encoding="utf-8") as f:
+            f.write("\n\n".join(part) + "\n")
+    options = dict(
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+        split_sentences=True,
+        dupe_factor=2,
+        seed=5,
+        num_workers=num_workers,
+        verbose=False,
+    )
+    vocab = None  # the embedded austen-8k.model
+    stats = create_pretraining_data(
+        files, str(tmp_path / "one.tfrecord"), vocab, num_shards=1, **options
+    )
+    features, array_stats = create_pretraining_arrays(files, vocab, **options)
+    records = read_all(str(tmp_path / "one.tfrecord"))
+    import tensorflow as tf
+
+    spec = {"token_boundary": tf.io.FixedLenFeature([64], tf.int64)}
+    records["token_boundary"] = np.stack(
+        [
+            tf.io.parse_single_example(r, spec)["token_boundary"].numpy()
+            for r in tf.data.TFRecordDataset(str(tmp_path / "one.tfrecord"))
+        ]
+    )
+    assert set(features) == set(records)
+    assert len(features["input_ids"]) == stats["instances"] > 100
+    for key, value in records.items():
+        ours = features[key].reshape(value.shape)
+        assert ours.dtype in (np.int32, np.float32), key
+        assert np.array_equal(ours, value), key
+    same = {k: v for k, v in stats.items() if k not in ("files", "seconds")}
+    assert {k: array_stats[k] for k in same if "per_s" not in k} == {
+        k: v for k, v in same.items() if "per_s" not in k
+    }
