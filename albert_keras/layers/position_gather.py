@@ -5,7 +5,7 @@ from keras import ops
 
 
 def take_positions(sequence, positions):
-    """`sequence[b, positions[b, i]]` for each batch row `b`: [batch, P, ...].
+    """`sequence[b, positions[b, i]]` for each batch row `b`: [batch, P, H].
 
     A gather's gradient is a scatter-add; for a bfloat16 or float16 sequence
     the rows are gathered from a float32 copy, so that scatter-add runs in
@@ -13,7 +13,7 @@ def take_positions(sequence, positions):
     values are the same: the casts there and back are exact.
 
     Args:
-        sequence: tensor [batch, length, ...].
+        sequence: tensor [batch, length, H].
         positions: int tensor [batch, P].
 
     Example:
@@ -22,11 +22,8 @@ def take_positions(sequence, positions):
     >>> take_positions(x, np.array([[3, 0]])).tolist()
     [[[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]]
     """
-    positions = ops.cast(positions, "int32")
+    index = ops.cast(positions, "int32")[:, :, None]
     dtype = keras.backend.standardize_dtype(sequence.dtype)
-    index = ops.reshape(
-        positions, tuple(ops.shape(positions)) + (1,) * (len(sequence.shape) - 2)
-    )
     if dtype in ("bfloat16", "float16"):
         gathered = ops.take_along_axis(ops.cast(sequence, "float32"), index, axis=1)
         return ops.cast(gathered, dtype)
