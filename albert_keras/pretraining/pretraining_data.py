@@ -356,53 +356,20 @@ def create_pretraining_data(
     >>> stats["masked_fraction"]  # doctest: +SKIP
     0.149
     """
-    stats, _ = _create_instances(
-        input_files,
-        output,
-        vocab,
-        tokenizer=tokenizer,
-        lowercase=lowercase,
-        max_seq_length=max_seq_length,
-        max_predictions_per_seq=max_predictions_per_seq,
-        masked_lm_prob=masked_lm_prob,
-        short_seq_prob=short_seq_prob,
-        dupe_factor=dupe_factor,
-        ngram=ngram,
-        do_whole_word_mask=do_whole_word_mask,
-        random_next_sentence=random_next_sentence,
-        split_sentences=split_sentences,
-        seed=seed,
-        num_shards=num_shards,
-        num_workers=num_workers,
-        verbose=verbose,
-    )
+    # Its parameters, as given, are those of `_create_instances`.
+    stats, _ = _create_instances(**locals())
     return stats
 
 
 def create_pretraining_arrays(
-    input_files,
-    vocab: str | None = None,
-    *,
-    tokenizer=None,
-    lowercase: bool = True,
-    max_seq_length: int = 512,
-    max_predictions_per_seq: int = 20,
-    masked_lm_prob: float = 0.15,
-    short_seq_prob: float = 0.1,
-    dupe_factor: int = 1,
-    ngram: int = 3,
-    do_whole_word_mask: bool = True,
-    random_next_sentence: bool = False,
-    split_sentences: bool = False,
-    seed: int = 12345,
-    num_workers: int = 1,
-    verbose: bool = True,
+    input_files, vocab: str | None = None, **options
 ) -> tuple[dict, dict]:
     """The instances `create_pretraining_data` writes, as NumPy arrays.
 
     For training without TensorFlow (JAX or PyTorch): the same pairs, masks
     and seeds, in the order a single shard would hold them (input file by
-    input file), with no serialization in between. Arguments are those of
+    input file), with no serialization in between. `input_files`, `vocab`
+    and the keyword arguments (`**options`) are those of
     `create_pretraining_data` (no `output`, `num_shards`); `num_workers`
     processes take an input file each, so split a large corpus into files to
     use them.
@@ -421,26 +388,12 @@ def create_pretraining_arrays(
     >>> features["input_ids"].shape  # doctest: +SKIP
     (112847, 128)
     """
-    stats, features = _create_instances(
-        input_files,
-        None,
-        vocab,
-        tokenizer=tokenizer,
-        lowercase=lowercase,
-        max_seq_length=max_seq_length,
-        max_predictions_per_seq=max_predictions_per_seq,
-        masked_lm_prob=masked_lm_prob,
-        short_seq_prob=short_seq_prob,
-        dupe_factor=dupe_factor,
-        ngram=ngram,
-        do_whole_word_mask=do_whole_word_mask,
-        random_next_sentence=random_next_sentence,
-        split_sentences=split_sentences,
-        seed=seed,
-        num_shards=None,
-        num_workers=num_workers,
-        verbose=verbose,
-    )
+    if "output" in options or "num_shards" in options:
+        raise TypeError(
+            "create_pretraining_arrays writes no files: drop `output` and "
+            "`num_shards` (create_pretraining_data writes TFRecords)."
+        )
+    stats, features = _create_instances(input_files, None, vocab, **options)
     return features, stats
 
 

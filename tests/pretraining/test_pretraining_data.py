@@ -494,3 +494,10 @@ def test_arrays_are_the_records_without_serialization(
     assert {k: array_stats[k] for k in same if "per_s" not in k} == {
         k: v for k, v in same.items() if "per_s" not in k
     }
+
+
+def test_arrays_refuse_the_file_options(corpus):
+    from albert_keras.pretraining.pretraining_data import create_pretraining_arrays
+
+    with pytest.raises(TypeError, match="writes no files"):
+        create_pretraining_arrays([corpus], num_shards=2)

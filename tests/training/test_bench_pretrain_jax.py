@@ -59,6 +59,7 @@ def test_pretrains_on_jax_without_tensorflow(tmp_path):
     # MLM accuracy the JAX run measured, on the same instances.
     import keras
 
+    from albert_keras import AlbertPretrainer
     from albert_keras.pretraining.pretraining_data import create_pretraining_arrays
 
     model = keras.saving.load_model(out / "pretrainer.keras")
@@ -70,17 +71,7 @@ def test_pretrains_on_jax_without_tensorflow(tmp_path):
         seed=summary["settings"]["seed"] + 1,
         verbose=False,
     )
-    x = {
-        "token_ids": features["input_ids"],
-        "segment_ids": features["segment_ids"],
-        "padding_mask": features["input_mask"],
-        "mask_positions": features["masked_lm_positions"],
-    }
-    y = {
-        "mask_ids": features["masked_lm_ids"],
-        "mask_weights": features["masked_lm_weights"],
-        "sop_labels": features["next_sentence_labels"].reshape(-1),
-    }
+    x, y = AlbertPretrainer.features_to_xy(features)
     model.compile()
     ours = model.evaluate(x, y, batch_size=64, verbose=0, return_dict=True)
     assert abs(ours["mlm_accuracy"] - held["mlm_accuracy"]) < 1e-4
