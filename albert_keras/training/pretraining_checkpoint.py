@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_keras.training.strategies import is_chief
+from albert_keras.training.strategies import (
+    remove_worker_private_dir,
+    worker_private_dir,
+)
 
 
 class PretrainingCheckpoint(keras.callbacks.Callback):
@@ -46,9 +48,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
 
     def _get_manager(self, model):
         if self._manager is None:
-            directory = self.directory
-            if not is_chief():
-                directory = tempfile.mkdtemp(prefix="albert_worker_ckpt_")
+            directory = worker_private_dir(self.directory)
             checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
             self._manager = tf.train.CheckpointManager(
                 checkpoint, directory, max_to_keep=self.keep
@@ -93,8 +93,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         self._save()
-        if not is_chief() and self._manager is not None:
-            tf.io.gfile.rmtree(self._manager.directory)
+        remove_worker_private_dir(self.directory)
 
     @property
     def latest(self):

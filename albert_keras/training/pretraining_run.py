@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 
@@ -20,7 +19,10 @@ from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
-from albert_keras.training.strategies import is_chief
+from albert_keras.training.strategies import (
+    remove_worker_private_dir,
+    worker_private_dir,
+)
 from albert_keras.training.throughput_logger import ThroughputLogger
 
 
@@ -115,10 +117,10 @@ def run_pretraining(
     """
     strategy = strategy or tf.distribute.get_strategy()
     checkpoint_dir = os.path.join(output_dir, "checkpoints")
-    if not is_chief():
-        # Workers other than the chief run the same callbacks (checkpoint
-        # saves are collective) but write their files somewhere private.
-        output_dir = tempfile.mkdtemp(prefix="albert_worker_")
+    # Workers other than the chief run the same callbacks (checkpoint saves
+    # are collective) but write their files somewhere private, removed at the
+    # end (a killed worker's are overwritten when the job resumes).
+    run_dir, output_dir = output_dir, worker_private_dir(output_dir)
     os.makedirs(output_dir, exist_ok=True)
     with strategy.scope():
         model = AlbertPretrainer(AlbertBackbone(config, dtype=dtype))
@@ -206,6 +208,7 @@ def run_pretraining(
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=2)
     model.save(os.path.join(output_dir, "pretrainer.keras"))
+    remove_worker_private_dir(run_dir)
     metrics["model"] = model
     return metrics
 

@@ -62,6 +62,10 @@ def test_two_workers_train_and_resume_after_a_kill(tmp_path):
     procs[0].wait()
     killed_at = latest_step(checkpoints)
     assert 0 < killed_at < STEPS
+    # Worker 1 wrote its copies under the run, at a path it reuses on restart.
+    private = [os.path.join(output_dir, ".worker-1")]
+    private.append(os.path.join(checkpoints, ".worker-1"))
+    assert all(os.path.isdir(p) for p in private)
     procs = start(output_dir, free_ports(2), 0.0, tmp_path, "second")
     for p in procs:
         assert p.wait(timeout=300) == 0
@@ -72,6 +76,7 @@ def test_two_workers_train_and_resume_after_a_kill(tmp_path):
         results.append(json.loads(log.strip().splitlines()[-1]))
     assert [r["global_step"] for r in results] == [STEPS, STEPS]
     assert latest_step(checkpoints) == STEPS
+    assert not any(os.path.exists(p) for p in private), "worker 1's files stayed"
     # Only the chief wrote the run's files.
     assert os.path.exists(os.path.join(output_dir, "curves.png"))
     assert (

@@ -165,3 +165,31 @@ def test_strategy_flag_errors_name_the_problem_and_the_fix():
     with pytest.raises(RuntimeError, match="TPU 'no-such-tpu'.*--tpu local"):
         get_strategy("tpu", "no-such-tpu")
     assert get_strategy("one_device").num_replicas_in_sync == 1
+
+
+def test_worker_private_dir_is_fixed_per_task_and_removed(tmp_path, monkeypatch):
+    import json
+
+    from albert_keras.training.strategies import (
+        remove_worker_private_dir,
+        worker_private_dir,
+    )
+
+    run = str(tmp_path / "run")
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert worker_private_dir(run) == run  # alone: the chief writes the run
+    cluster = {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}
+    for index, expected in [(0, run), (1, os.path.join(run, ".worker-1"))]:
+        task = {"type": "worker", "index": index}
+        monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": task}))
+        assert worker_private_dir(run) == expected
+    # Worker 1's folder goes; the run's own files stay.
+    os.makedirs(os.path.join(run, ".worker-1"))
+    open(os.path.join(run, "metrics.json"), "w").close()
+    remove_worker_private_dir(run)
+    assert os.listdir(run) == ["metrics.json"]
+    # With a "chief" task in the cluster, worker 0 is not the chief.
+    chief = {"chief": ["127.0.0.1:3"], **cluster}
+    task = {"type": "worker", "index": 0}
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": chief, "task": task}))
+    assert worker_private_dir(run) == os.path.join(run, ".worker-0")
