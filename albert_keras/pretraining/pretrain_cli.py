@@ -88,7 +88,10 @@ def add_parsers(subparsers):
     pretrain.add_argument("--mixed-precision", action="store_true", help="bfloat16")
     pretrain.add_argument("--no-jit", action="store_true", help="disable XLA")
     pretrain.add_argument(
-        "--init-checkpoint", help="official checkpoint to continue pretraining from"
+        "--init-checkpoint",
+        help="continue pretraining from an official checkpoint (folder or prefix) "
+        "or a pretrainer.keras of an earlier run (e.g. on your task's unlabelled "
+        "text); its vocabulary is found beside it unless --vocab is given",
     )
     pretrain.add_argument("--init-from-group0", action="store_true")
     pretrain.set_defaults(run=run_pretrain)
@@ -151,6 +154,15 @@ def _vocabulary(args, data_dir, train_files):
     """The vocabulary file: --vocab, one trained on the training text, or the
     embedded one."""
     if args.vocab_size is None:
+        if args.init_checkpoint and not args.vocab:
+            # The vocabulary the model was made with (a release's
+            # 30k-clean.model, or the vocab.model beside a pretrainer.keras).
+            from albert_keras.finetuning.finetune_run import find_vocabulary
+
+            try:
+                return find_vocabulary(args.init_checkpoint, None)
+            except FileNotFoundError:
+                pass  # the embedded one; a size mismatch is reported later
         if args.input and not args.vocab:
             print(
                 "Tokenizing with the embedded austen-8k.model (8000 pieces from "
@@ -189,6 +201,30 @@ def _check_vocabulary_size(config, vocab, vocabulary_size):
         "pass the --vocab the config (or checkpoint) was made for.",
         vocabulary=vocab,
     )
+
+
+def _load_init_pretrainer(path):
+    """The `AlbertPretrainer` of --init-checkpoint: a `.keras` or an official one."""
+    if not path.endswith(".keras"):
+        from checkpoints_convert import load_official_checkpoint
+
+        return load_official_checkpoint(path, model="pretrainer")
+    import keras
+
+    import albert_keras.models  # noqa: F401  (registers every task model)
+    from albert_keras.models.albert_pretrainer import AlbertPretrainer
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--init-checkpoint {path!r} does not exist.")
+    model = keras.saving.load_model(path, compile=False)
+    if not isinstance(model, AlbertPretrainer):
+        raise ValueError(
+            f"--init-checkpoint {path!r} holds a {type(model).__name__}, not an "
+            "AlbertPretrainer: continued pretraining needs the MLM and SOP heads. "
+            "Pass the pretrainer.keras of `albert-keras pretrain` or an official "
+            "checkpoint."
+        )
+    return model
 
 
 def run_pretrain(args):
@@ -279,9 +315,7 @@ def run_pretrain(args):
         )
     init_model = None
     if args.init_checkpoint:
-        from checkpoints_convert import load_official_checkpoint
-
-        init_model = load_official_checkpoint(args.init_checkpoint, model="pretrainer")
+        init_model = _load_init_pretrainer(args.init_checkpoint)
         if not args.init_from_group0:
             config = init_model.backbone.config
         # As many positions as the checkpoint (its table copied whole), more

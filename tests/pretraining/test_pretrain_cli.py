@@ -161,6 +161,38 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     assert os.path.getmtime(os.path.join(out, "data", "vocab.model")) == trained_at
     assert pieces(spm.SentencePieceProcessor(model_file=vocab_path)) == pieces(expected)
 
+    # Continued (e.g. task-adaptive) pretraining on other text from that
+    # pretrainer.keras: its vocabulary is found beside it, and with a zero
+    # learning rate the saved model is the one it started from.
+    other = tmp_path / "other.txt"
+    other.write_text(
+        "\n\n".join("\n".join(doc) for doc in _brown_documents(20, 8)[12:]) + "\n",
+        encoding="utf-8",
+    )
+    init = os.path.join(out, "pretrainer.keras")
+    more = ["pretrain", "--input", str(other), "--init-checkpoint", init]
+    more += ["--max-seq-length", "32", "--max-predictions-per-seq", "4"]
+    more += ["--batch-size", "4", "--steps-per-epoch", "1", "--steps", "1"]
+    more += ["--learning-rate", "0", "--no-jit"]
+    assert main(more + ["--output-dir", str(tmp_path / "more")]) == 0
+    assert "V=400" in capsys.readouterr().out
+    continued = keras.saving.load_model(str(tmp_path / "more" / "pretrainer.keras"))
+    started = keras.saving.load_model(init)
+    assert len(continued.weights) == len(started.weights)
+    for a, b in zip(continued.weights, started.weights, strict=True):
+        assert a.path == b.path
+        assert np.array_equal(np.asarray(a), np.asarray(b)), a.path
+    # A .keras without the pretraining heads is refused, naming the fix.
+    from albert_keras import AlbertClassifier
+
+    classifier = str(tmp_path / "classifier.keras")
+    AlbertClassifier(started.backbone, num_classes=2).save(classifier)
+    refused = more[:4] + [classifier] + more[5:]
+    assert main(refused + ["--output-dir", str(tmp_path / "c")]) == 2
+    error = capsys.readouterr().err
+    assert "AlbertClassifier, not an AlbertPretrainer" in error
+    assert "pretrainer.keras" in error
+
 
 def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
     config = tmp_path / "albert_config.json"
