@@ -325,8 +325,13 @@ def run_pretrain(args):
             max_position_embeddings=max(args.max_seq_length, positions)
         )
         _check_vocabulary_size(config, vocab, vocabulary_size)
+    # The config's source: --config, else the checkpoint continued (unless
+    # only its group 0 is copied into a preset's config), else the preset.
+    source = args.config or args.preset
+    if args.init_checkpoint and not args.config and not args.init_from_group0:
+        source = f"the config of {args.init_checkpoint}"
     print(
-        f"Pretraining {args.preset if not args.config else args.config}: "
+        f"Pretraining {source}: "
         f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
         f"batch {args.batch_size} x {args.max_seq_length}, {args.steps} steps, "
         f"{strategy.num_replicas_in_sync} replica(s); logs in {output_dir}",

@@ -175,7 +175,8 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     more += ["--batch-size", "4", "--steps-per-epoch", "1", "--steps", "1"]
     more += ["--learning-rate", "0", "--no-jit"]
     assert main(more + ["--output-dir", str(tmp_path / "more")]) == 0
-    assert "V=400" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"Pretraining the config of {init}: H=" in printed and "V=400" in printed
     continued = keras.saving.load_model(str(tmp_path / "more" / "pretrainer.keras"))
     started = keras.saving.load_model(init)
     assert len(continued.weights) == len(started.weights)
