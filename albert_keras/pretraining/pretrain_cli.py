@@ -127,6 +127,16 @@ def _check_arguments(args):
                 "--vocab-size trains a vocabulary for new records; --records "
                 "are already tokenized: pass the --vocab they were made with."
             )
+    init = args.init_checkpoint
+    from tensorflow.io import gfile  # gs:// paths too
+
+    if init and not (gfile.exists(init) or gfile.glob(init + "*.index")):
+        # Before any data is made.
+        raise FileNotFoundError(
+            f"--init-checkpoint {init!r} does not exist: pass an official "
+            "checkpoint (release folder, or prefix such as "
+            "albert_base/model.ckpt-best) or the pretrainer.keras of a run."
+        )
     if args.held_out_every is not None and args.records:
         raise ValueError(
             "--held-out-every splits --input text; with --records pass the "

@@ -92,6 +92,8 @@ def test_bad_arguments_are_clear(tmp_path, capsys):
         (["--records", "r/*.tfrecord", "--vocab-size", "500"], "already tokenized"),
         (["--records", "r/*.tfrecord", "--held-out-every", "5"], "--eval-records"),
         (["--held-out-every", "300"], "leaves no held-out document"),
+        (["--init-checkpoint", "no.keras"], "'no.keras' does not exist"),
+        (["--init-checkpoint", "no/model.ckpt"], "'no/model.ckpt' does not exist"),
     ],
 )
 def test_bad_vocabulary_and_held_out_flags_are_clear(tmp_path, capsys, extra, message):
