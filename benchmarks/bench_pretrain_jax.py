@@ -90,7 +90,7 @@ def split_documents(paths, parts, sentences, folder):
 def make_arrays(args, files, dupe_factor, seed, sentences):
     from albert_keras.pretraining.pretraining_data import create_pretraining_arrays
 
-    features, stats = create_pretraining_arrays(
+    return create_pretraining_arrays(
         files,
         args.vocab,
         max_seq_length=args.seq_length,
@@ -101,7 +101,6 @@ def make_arrays(args, files, dupe_factor, seed, sentences):
         num_workers=args.workers,
         verbose=False,
     )
-    return features, stats
 
 
 def xy(features, index):
@@ -132,17 +131,10 @@ def hf_reference(config, features, args):
     import transformers
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    hf_config = transformers.AlbertConfig(
-        vocab_size=config.vocab_size,
-        embedding_size=config.embedding_size,
-        hidden_size=config.hidden_size,
-        num_hidden_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads,
-        intermediate_size=config.intermediate_size,
-        max_position_embeddings=config.max_position_embeddings,
-        hidden_dropout_prob=args.dropout,
-        attention_probs_dropout_prob=args.dropout,
-    )
+    from checkpoints_convert.hf_names import hf_config_dict
+
+    architecture = "AlbertForPreTraining"
+    hf_config = transformers.AlbertConfig(**hf_config_dict(config, architecture))
     model = transformers.AlbertForPreTraining(hf_config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     stream = batches(features, args.batch, args.seed + 1)

@@ -10,27 +10,32 @@ Example:
 ... )
 """
 
-from checkpoints_convert.checkpoint_reader import CheckpointReader
-from checkpoints_convert.conversion_error import ConversionError
-from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader
-from checkpoints_convert.hf_writer import save_hf_checkpoint
-from checkpoints_convert.loader import (
-    MODELS,
-    ConversionReport,
-    load_official_checkpoint,
-)
-from checkpoints_convert.name_table import NAME_TABLE, official_weights
-from checkpoints_convert.writer import save_official_checkpoint
+import importlib as _importlib
 
-__all__ = [
-    "MODELS",
-    "NAME_TABLE",
-    "CheckpointReader",
-    "ConversionError",
-    "ConversionReport",
-    "HFCheckpointReader",
-    "load_official_checkpoint",
-    "official_weights",
-    "save_hf_checkpoint",
-    "save_official_checkpoint",
-]
+# PEP 562: each piece is imported when first asked for, so the modules that
+# need no TensorFlow (`hf_names`, used by the JAX benchmark) work without it.
+_LAZY = {
+    "CheckpointReader": "checkpoints_convert.checkpoint_reader",
+    "ConversionError": "checkpoints_convert.conversion_error",
+    "ConversionReport": "checkpoints_convert.loader",
+    "HFCheckpointReader": "checkpoints_convert.hf_checkpoint_reader",
+    "MODELS": "checkpoints_convert.loader",
+    "NAME_TABLE": "checkpoints_convert.name_table",
+    "load_official_checkpoint": "checkpoints_convert.loader",
+    "official_weights": "checkpoints_convert.name_table",
+    "save_hf_checkpoint": "checkpoints_convert.hf_writer",
+    "save_official_checkpoint": "checkpoints_convert.writer",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'checkpoints_convert' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -117,7 +117,7 @@ class FactorizedEmbedding(keras.layers.Layer):
         table = ops.convert_to_tensor(self.position_embeddings)
         positions = ops.slice(table, (0, 0), (length, ops.shape(table)[1]))
         # Summed in float32, then cast once to the compute dtype.
-        x = ops.cast(x + ops.cast(positions[None, :, :], x.dtype), self.compute_dtype)
+        x = ops.cast(x + positions[None, :, :], self.compute_dtype)
         x = self.layer_norm(x)
         x = self.dropout_layer(x, training=training)
         unprojected = x
