@@ -155,7 +155,9 @@ def hf_reference(config, features, args):
                 token_type_ids=torch.as_tensor(x["segment_ids"], device=device),
                 attention_mask=torch.as_tensor(x["padding_mask"], device=device),
                 labels=labels,
-                sentence_order_label=torch.as_tensor(y["sop_labels"], device=device),
+                sentence_order_label=torch.as_tensor(
+                    y["sop_labels"], dtype=torch.long, device=device
+                ),
             )
         out.loss.backward()
         optimizer.step()
@@ -178,6 +180,7 @@ def hf_reference(config, features, args):
         f"torch {torch.__version__}",
         "device": device,
         "steps": args.reference_steps,
+        "parameters": sum(p.numel() for p in model.parameters()),
         "seq_per_s": args.reference_steps * args.batch / seconds,
     }
 
@@ -304,6 +307,7 @@ def main(argv=None):
         "settings": vars(args),
         "config": config.to_dict(),
         "instances": count,
+        "parameters": plain.count_params(),
         "steps": int(keras.ops.convert_to_numpy(model.optimizer.iterations)),
         "sequences": total * args.batch,
         "seq_per_s": seq_per_s,

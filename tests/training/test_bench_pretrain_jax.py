@@ -76,3 +76,40 @@ def test_pretrains_on_jax_without_tensorflow(tmp_path):
     ours = model.evaluate(x, y, batch_size=64, verbose=0, return_dict=True)
     assert abs(ours["mlm_accuracy"] - held["mlm_accuracy"]) < 1e-4
     assert np.isclose(ours["sop_accuracy"], held["sop_accuracy"], atol=1e-4)
+
+
+def test_hf_reference_trains_a_model_of_the_same_size(tmp_path):
+    """`--reference hf`: transformers' AlbertForPreTraining built from our config
+    (`hf_config_dict`) has our parameter count and trains on the same batches."""
+    for name in ("torch", "transformers"):
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (.ci/run installs it)")
+    from albert_keras.sample_text import read_paragraphs
+
+    paragraphs = read_paragraphs()
+    train = tmp_path / "train.txt"
+    docs = ["\n".join(paragraphs[i : i + 4]) for i in range(0, 200, 4)]
+    train.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    args = [
+        "--input", str(train), "--output-dir", str(out), "--preset", "albert_tiny",
+        "--seq-length", "64", "--predictions", "10", "--dupe-factor", "1",
+        "--split-sentences", "--batch", "16", "--steps", "10",
+        "--steps-per-execution", "5", "--epoch-steps", "10",
+        "--reference", "hf", "--reference-steps", "3",
+    ]  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", RUN, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    reference = summary["reference"]
+    assert reference["parameters"] == summary["parameters"] == 310242
+    assert reference["steps"] == 3 and reference["seq_per_s"] > 0
+    assert summary["ratio"] == summary["seq_per_s"] / reference["seq_per_s"]
+    assert "ours / HF" in result.stdout
