@@ -224,8 +224,7 @@ def _load_init_pretrainer(path):
     import albert_keras.models  # noqa: F401  (registers every task model)
     from albert_keras.models.albert_pretrainer import AlbertPretrainer
 
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"--init-checkpoint {path!r} does not exist.")
+    # (`_check_arguments` has checked that it exists.)
     model = keras.saving.load_model(path, compile=False)
     if not isinstance(model, AlbertPretrainer):
         raise ValueError(
