@@ -78,3 +78,54 @@ def _longer_position_table(source_variable, target_variable) -> bool:
         and s.shape[1] == t.shape[1]
         and s.shape[0] < t.shape[0]
     )
+
+
+def with_positions(backbone, sequence_length):
+    """`backbone`, or a copy with `sequence_length` positions when it has fewer.
+
+    A model pretrained on short sequences (`albert-keras pretrain` keeps 128
+    positions at 128 tokens or less) fine-tunes on longer ones: its position
+    table is tiled into the longer one (`copy_weights`), and the run says so.
+
+    Example:
+    >>> from albert_keras.models import AlbertBackbone
+    >>> short = AlbertBackbone.from_preset("albert_tiny")
+    >>> with_positions(short, 64) is short
+    True
+    """
+    from albert_keras.models.albert_backbone import AlbertBackbone
+
+    have = backbone.config.max_position_embeddings
+    if sequence_length <= have:
+        return backbone
+    longer = AlbertBackbone(
+        backbone.config.replace(max_position_embeddings=sequence_length),
+        dtype=backbone.dtype_policy.name,
+    )
+    copy_weights(backbone, longer)
+    print(
+        f"The model has {have} positions: sequence_length={sequence_length} "
+        f"extends its table, positions {have}-{sequence_length - 1} starting as "
+        "copies of the first ones (fine-tuning trains them).",
+        flush=True,
+    )
+    return longer
+
+
+def reuse_task_head(model, loaded) -> str:
+    """Starts `model` from the whole loaded task model when it is the same.
+
+    A model of the same class with weights of the same shapes (a longer
+    position table allowed) gives its head too; anything else (a pretrainer,
+    a classifier with other labels) gives only its backbone, which
+    `load_backbone` took.
+
+    Returns: a phrase saying which.
+    """
+    if type(loaded) is type(model):
+        try:
+            copy_weights(loaded, model)
+            return f"the whole {type(model).__name__} reused, head included"
+        except ValueError:  # another head (e.g. other labels): nothing assigned
+            pass
+    return f"backbone reused, new {type(model).__name__} head"

@@ -1,0 +1,131 @@
+"""`load_backbone` and `find_vocabulary`: a backbone and its vocabulary from any source.
+
+What fine-tuning (`albert_keras.tasks`) and continued pretraining start from:
+a preset name (random weights), a `.keras` file of ours (`AlbertBackbone` or
+any task model, e.g. `pretrainer.keras`), an official google-research
+checkpoint (release folder, prefix or TF1 Hub module) or a transformers ALBERT
+folder. It sits in `checkpoints_convert`, above `albert_keras.models`, because
+reading the official formats is this package's job; the models never import
+it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import keras
+
+# Vocabulary files looked for beside a model or checkpoint.
+VOCABULARY_NAMES = (
+    "vocab.model",
+    "30k-clean.model",
+    "spiece.model",  # transformers folders
+    "vocab.txt",
+    "vocab_chinese.txt",
+)
+
+
+def _is_preset(name) -> bool:
+    from albert_keras.presets import ALIASES, PRESETS
+
+    return isinstance(name, str) and (name in PRESETS or name in ALIASES)
+
+
+def find_vocabulary(init, vocab=None) -> str:
+    """The vocabulary to tokenize with: `vocab`, or one beside `init`.
+
+    Args:
+        init: a preset name (the embedded SentencePiece model), a model file
+            or a checkpoint folder / prefix.
+        vocab: an explicit vocabulary path, returned as is.
+
+    Example:
+    >>> find_vocabulary("albert_tiny").endswith(".model")
+    True
+    """
+    if vocab:
+        return vocab
+    if _is_preset(init):
+        from albert_keras.sample_text import SPM_MODEL_PATH
+
+        return SPM_MODEL_PATH
+    folder = init if os.path.isdir(init) else os.path.dirname(init) or "."
+    for name in VOCABULARY_NAMES:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    found = sorted(glob.glob(os.path.join(folder, "*.model")))
+    if found:
+        return found[0]
+    raise FileNotFoundError(
+        f"No vocabulary found beside {init!r} (looked for "
+        f"{', '.join(VOCABULARY_NAMES)} and *.model): pass --vocab with the "
+        "SentencePiece model or vocab.txt the model was pretrained with."
+    )
+
+
+def load_init_model(init):
+    """`init` loaded once: a `.keras` file becomes its model, else unchanged.
+
+    A task model loaded here gives both its backbone (`load_backbone`) and,
+    when it is the same task, its head (`reuse_task_head`).
+    """
+    if isinstance(init, str) and init.endswith(".keras") and os.path.isfile(init):
+        import albert_keras  # noqa: F401  (registers every class of ours)
+
+        return keras.saving.load_model(init, compile=False)
+    return init
+
+
+def load_backbone(init, vocabulary_size, max_position=None, dtype=None):
+    """The backbone to fine-tune: preset name, `.keras` file or official checkpoint.
+
+    Args:
+        init: a preset name (random initialization, vocabulary size taken
+            from the tokenizer), a `.keras` file holding an `AlbertBackbone`
+            or any task model (e.g. `pretrainer.keras` of `albert-keras
+            pretrain`) or such a model already loaded, an official checkpoint
+            (folder or prefix) or a transformers ALBERT folder (`config.json`
+            + `model.safetensors`).
+        vocabulary_size: the tokenizer's; checked against the model's.
+        max_position: at least this many positions (a loaded model with
+            fewer gets its table extended, see `with_positions`).
+        dtype: dtype policy of a newly built backbone (a preset).
+
+    Example:
+    >>> load_backbone("albert_tiny", 8000).config.vocab_size
+    8000
+    """
+    from albert_keras.config import AlbertConfig
+    from albert_keras.models.albert_backbone import AlbertBackbone
+    from albert_keras.models.weight_copy import with_positions
+    from albert_keras.presets import PRESETS
+    from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
+
+    if _is_preset(init):
+        config = AlbertConfig.from_preset(init).replace(vocab_size=vocabulary_size)
+        if max_position and config.max_position_embeddings < max_position:
+            config = config.replace(max_position_embeddings=max_position)
+        return AlbertBackbone(config, dtype=dtype)
+    model = load_init_model(init)
+    if isinstance(model, keras.Model):
+        backbone = model if isinstance(model, AlbertBackbone) else model.backbone
+    elif model.endswith(".keras"):
+        raise FileNotFoundError(f"--init {init!r} does not exist.")
+    elif os.path.exists(model) or glob.glob(model + "*.index"):
+        from checkpoints_convert.loader import load_official_checkpoint
+
+        backbone = load_official_checkpoint(model, model="backbone", dtype=dtype)
+    else:
+        raise FileNotFoundError(
+            f"--init {init!r} is neither a preset ({', '.join(sorted(PRESETS))}), "
+            "a .keras file, an official checkpoint folder or prefix, nor a "
+            "transformers ALBERT folder."
+        )
+    check_vocabulary_size(
+        backbone.config.vocab_size,
+        vocabulary_size,
+        "pass the --vocab the model was pretrained with.",
+    )
+    return with_positions(backbone, max_position or 0)
