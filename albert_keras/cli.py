@@ -2,7 +2,7 @@
 
 albert-keras info --preset base     parameter table, then a forward pass on text
 
-Also: create-data, pretrain, vocab, finetune, predict, cloze-qa (`albert-keras -h`).
+Also: create-data, pretrain, vocab, finetune, predict (`albert-keras -h`).
 """
 
 from __future__ import annotations
@@ -108,9 +108,6 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.finetuning.predict_cli import add_parser as add_predict
 
     add_predict(subparsers)
-    from albert_keras.finetuning.cloze_qa_cli import add_parser as add_cloze_qa
-
-    add_cloze_qa(subparsers)
     return parser
 
 

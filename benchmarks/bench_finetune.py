@@ -11,11 +11,6 @@ times fine-tuning steps of `AlbertClassifier` against keras-hub's
     python benchmarks/bench_finetune.py --pretrained runs/pretrain/pretrainer.keras \\
         [--zh-pretrained runs/pretrain_zh/pretrainer.keras] [--train-examples 4000]
 
-With --cloze-epochs N, each disfl_qa run (pretrained and random alike) is
-first warmed up for N epochs on cloze questions made from the English
-pretraining texts (`albert-keras cloze-qa`), then fine-tuned from the
-warm-up's best model, its answer head included.
-
 Without --pretrained, `albert-keras pretrain` (the embedded default job) runs
 first. Chinese (zh_sentiment) needs a model pretrained with a WordPiece
 vocabulary (--zh-pretrained; its vocab.txt beside it); without one it runs
@@ -278,50 +273,6 @@ def _record(row, label, best, seconds, baselines):
     row["baseline_value"] = baseline[key]  # the scale of the metric (F1: 0-100)
 
 
-def _cloze_data(args):
-    """The cloze SQuAD files of `--cloze-epochs`, made once per output folder."""
-    import glob
-
-    from albert_keras.finetuning.cloze_question_generator import (
-        ClozeQuestionGenerator,
-    )
-
-    folder = os.path.join(args.output, "cloze_data")
-    train = os.path.join(folder, "train.json")
-    dev = os.path.join(folder, "dev.json")
-    if not os.path.exists(dev):
-        os.makedirs(folder, exist_ok=True)
-        files = sorted(glob.glob(os.path.join(args.data, "pretrain", "en_*.txt")))
-        generator = ClozeQuestionGenerator(
-            questions_per_passage=1,
-            fronted=args.cloze_fronted,
-            disfluent=args.cloze_disfluent,
-            seed=args.cloze_seed,
-        )
-        counts = generator.write(files, train, dev, dev_documents=100)
-        print(f"cloze questions: {counts}", flush=True)
-    return train, dev
-
-
-def _cloze_warmup(args, name, label, init, vocab):
-    """Warms a SQuAD model up on cloze questions; returns its best.keras."""
-    from albert_keras.finetuning.finetune_run import run_finetuning
-
-    train, dev = _cloze_data(args)
-    output_dir = os.path.join(args.output, f"{name}_{label}_cloze")
-    print(f"\n=== {name}: {label}, cloze warm-up ({init})", flush=True)
-    keras.backend.clear_session()
-    settings = _finetune_args(args, "squad", train, dev, init, vocab)
-    settings.update(
-        epochs=args.cloze_epochs,
-        patience=args.cloze_epochs,
-        max_train_examples=args.cloze_train_examples,
-        max_dev_examples=args.cloze_train_examples,
-    )
-    run_finetuning(**settings, output_dir=output_dir, verbose=args.verbose)
-    return os.path.join(output_dir, "best.keras")
-
-
 def quality(args):
     from albert_keras.finetuning.finetune_run import run_finetuning
 
@@ -329,8 +280,6 @@ def quality(args):
     for name, task, train, dev, label, init, vocab in _plan(args):
         _, _, _, metric, target = TASKS[name]
         row = rows.setdefault(name, {"task": name, "metric": metric, "target": target})
-        if task == "squad" and args.cloze_epochs:
-            init = _cloze_warmup(args, name, label, init, vocab)
         print(f"\n=== {name}: {label} ({init})", flush=True)
         keras.backend.clear_session()
         result = run_finetuning(
@@ -436,18 +385,6 @@ def main():
         choices=NULL_SCORES,
         help="disfl_qa: the no-answer score thresholded on dev (see finetune)",
     )
-    parser.add_argument(
-        "--cloze-epochs",
-        type=int,
-        default=0,
-        help="disfl_qa: warm up this many epochs on cloze questions first (0: no)",
-    )
-    parser.add_argument("--cloze-fronted", type=float, default=0.5)
-    parser.add_argument("--cloze-disfluent", type=float, default=0.0)
-    parser.add_argument("--cloze-seed", type=int, default=11)
-    parser.add_argument(
-        "--cloze-train-examples", type=int, help="cloze questions used (default: all)"
-    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", default="runs/bench_finetune")
     parser.add_argument("--skip-speed", action="store_true")
@@ -471,8 +408,6 @@ def main():
     if args.speed_only:
         rows = []
     elif args.from_prepared:
-        if args.cloze_epochs:
-            raise SystemExit("--cloze-epochs runs with TensorFlow, not --from-prepared")
         rows = from_prepared(args)
         args.skip_speed = True
     else:

@@ -127,8 +127,8 @@ def reuse_task_head(model, loaded):
 
     A model of the same class with weights of the same shapes (a longer
     position table allowed, see `with_positions`; e.g. a SQuAD
-    model warmed up on `albert-keras cloze-qa` questions, fine-tuned again on
-    real ones) gives its head too; anything else (a pretrainer, a classifier
+    model warmed up on other questions, fine-tuned again on the task's own)
+    gives its head too; anything else (a pretrainer, a classifier
     with other labels) gives only its backbone, which `load_backbone` took.
 
     Returns: a phrase saying which.
