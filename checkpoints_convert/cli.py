@@ -141,11 +141,8 @@ def _to_keras(args):
 
 
 def _with_tokenizer(model, vocab, args):
-    from albert_keras.tokenizers import (
-        AlbertTokenizer,
-        AlbertWordPieceTokenizer,
-        with_tokenizer,
-    )
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
     from checkpoints_convert.conversion_error import ConversionError
 
     qa = ("span_qa", "squad_v2")

@@ -20,7 +20,8 @@ from albert_keras.finetuning.dev_evaluation import classification_scores
 from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
 from albert_keras.finetuning.task_datasets import text_dataset
 from albert_keras.finetuning.task_reader import read_task_file
-from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+from albert_keras.models import with_tokenizer
+from albert_keras.tokenizers import load_tokenizer
 from albert_keras.training.optimizers import create_optimizer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

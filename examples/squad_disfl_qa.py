@@ -22,8 +22,8 @@ from albert_keras.finetuning.span_predictions import decode_spans
 from albert_keras.finetuning.squad_evaluation import squad_evaluate
 from albert_keras.finetuning.squad_features import squad_dataset, squad_features
 from albert_keras.finetuning.task_reader import read_squad_file
-from albert_keras.models import AlbertSpanQA
-from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+from albert_keras.models import AlbertSpanQA, with_tokenizer
+from albert_keras.tokenizers import load_tokenizer
 from albert_keras.training.optimizers import create_optimizer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -564,7 +564,7 @@ def run_finetuning(
         json.dump(result, f, indent=2, default=_plain)
     shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
     if export and epochs_run:
-        from albert_keras.tokenizers.albert_text_model import with_tokenizer
+        from albert_keras.models.albert_text_model import with_tokenizer
 
         options = {}
         if task == "squad":  # windows as in training; dev's no-answer threshold

@@ -31,16 +31,10 @@ import collections
 
 import numpy as np
 
-NULL_SCORES = ("official", "span_adjusted")
-
-
-def check_null_score(null_score):
-    """Raises a ValueError naming the allowed values unless one of NULL_SCORES."""
-    if null_score not in NULL_SCORES:
-        raise ValueError(
-            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
-        )
-
+from albert_keras.models.albert_span_text_model import (  # noqa: F401
+    NULL_SCORES,
+    check_null_score,
+)
 
 def _span_text(context, doc_token_start, doc_token_end):
     tok_to_word, words = context

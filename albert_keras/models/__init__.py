@@ -13,7 +13,19 @@ from albert_keras.models.albert_squad_v2 import AlbertSquadV2
 from albert_keras.training import fast_lamb as _fast_lamb  # noqa: F401
 from albert_keras.training import warmup_polynomial_decay as _schedule  # noqa: F401
 
+try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
+    from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
+    from albert_keras.models.albert_text_model import AlbertTextModel, with_tokenizer
+except ModuleNotFoundError as _error:  # JAX or PyTorch without TensorFlow
+    if _error.name not in ("tensorflow", "tensorflow_text"):
+        raise
+
 __all__ = [
+    "AlbertChoiceTextModel",
+    "AlbertSpanTextModel",
+    "AlbertTextModel",
+    "with_tokenizer",
     "AlbertBackbone",
     "AlbertClassifier",
     "AlbertMultipleChoice",

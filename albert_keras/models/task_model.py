@@ -122,15 +122,16 @@ class TaskModel(keras.Model):
         if not getattr(self, "_per_replica_xla", False):
             return self._for_multi_worker_reduce(super().train_step(data))
         import tensorflow as tf
-        from keras.src.losses import loss as loss_module
-        from keras.src.trainers.data_adapters import data_adapter_utils
 
-        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         if self._xla_gradients is None:
             self._xla_gradients = tf.function(self._gradients, jit_compile=True)
         loss, y_pred, gradients = self._xla_gradients(x, y, sample_weight)
+        # The loss is scaled by 1 / replicas for the all-reduce sum; the
+        # tracker shows it unscaled, as Keras's own train step does.
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
         self._loss_tracker.update_state(
-            loss_module.unscale_loss_for_distribution(loss),
+            loss * tf.cast(replicas, loss.dtype),
             sample_weight=tf.shape(keras.tree.flatten(x)[0])[0],
         )
         self.optimizer.apply_gradients(

@@ -245,7 +245,10 @@ def run_pretrain(args):
         format_stats,
     )
     from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
-    from albert_keras.training.pretraining_run import run_pretraining, unigram_accuracy
+    from albert_keras.pretraining.pretraining_run import (
+        run_pretraining,
+        unigram_accuracy,
+    )
     from albert_keras.training.strategies import get_strategy
 
     _resolve_defaults(args)
@@ -256,7 +259,8 @@ def run_pretrain(args):
         if args.config
         else AlbertConfig.from_preset(args.preset)
     )
-    from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import load_tokenizer
 
     _check_arguments(args)
     records, eval_records = args.records, args.eval_records

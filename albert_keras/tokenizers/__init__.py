@@ -9,31 +9,23 @@ import importlib as _importlib
 import importlib.util as _importlib_util
 
 _LAZY = {
-    "AlbertChoiceTextModel": "albert_keras.tokenizers.albert_choice_text_model",
     "AlbertPacker": "albert_keras.tokenizers.albert_packer",
     "AlbertSpanPacker": "albert_keras.tokenizers.albert_span_packer",
-    "AlbertSpanTextModel": "albert_keras.tokenizers.albert_span_text_model",
-    "AlbertTextModel": "albert_keras.tokenizers.albert_text_model",
     "AlbertTokenizer": "albert_keras.tokenizers.albert_tokenizer",
     "AlbertWordPieceTokenizer": "albert_keras.tokenizers.albert_wordpiece_tokenizer",
     "build_wordpiece_vocabulary": "albert_keras.tokenizers.vocabulary",
     "load_tokenizer": "albert_keras.tokenizers.vocabulary_files",
     "train_sentencepiece": "albert_keras.tokenizers.vocabulary",
-    "with_tokenizer": "albert_keras.tokenizers.albert_text_model",
 }
 
 __all__ = [
-    "AlbertChoiceTextModel",
     "AlbertPacker",
     "AlbertSpanPacker",
-    "AlbertSpanTextModel",
-    "AlbertTextModel",
     "AlbertTokenizer",
     "AlbertWordPieceTokenizer",
     "build_wordpiece_vocabulary",
     "load_tokenizer",
     "train_sentencepiece",
-    "with_tokenizer",
 ]
 
 

@@ -150,12 +150,9 @@ def test_text_model_of_a_squad_v2_model_answers_questions(tmp_path):
     """--text-model on an official run_squad_v2 checkpoint: questions and
     contexts in, the same answers as the model it was written from."""
     from albert_keras import AlbertBackbone, AlbertConfig, AlbertSquadV2
+    from albert_keras.models import AlbertSpanTextModel, with_tokenizer
     from albert_keras.sample_text import SPM_MODEL_PATH
-    from albert_keras.tokenizers import (
-        AlbertSpanTextModel,
-        AlbertTokenizer,
-        with_tokenizer,
-    )
+    from albert_keras.tokenizers import AlbertTokenizer
     from checkpoints_convert import save_official_checkpoint
 
     release = tmp_path / "squad_v2"

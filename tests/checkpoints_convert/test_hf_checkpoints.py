@@ -153,8 +153,9 @@ def test_cli_both_ways(tmp_path):
 
 
 def test_cli_writes_a_text_models_sentencepiece_model(tmp_path):
+    from albert_keras.models import AlbertTextModel
     from albert_keras.sample_text import SPM_MODEL_PATH
-    from albert_keras.tokenizers import AlbertTextModel, AlbertTokenizer
+    from albert_keras.tokenizers import AlbertTokenizer
 
     classifier = AlbertClassifier(AlbertBackbone(dict(TINY, vocab_size=8000)), 2)
     text_model = AlbertTextModel(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)

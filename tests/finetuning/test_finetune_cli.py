@@ -346,7 +346,8 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     # The exported SavedModel takes raw strings and gives the model's logits.
     import tensorflow as tf
 
-    from albert_keras.tokenizers import AlbertTokenizer, with_tokenizer
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import AlbertTokenizer
 
     texts = ["A gorgeous, witty film.", "", "x" * 5000]
     loaded = tf.saved_model.load(str(out / "savedmodel"))

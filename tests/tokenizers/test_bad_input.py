@@ -21,13 +21,13 @@ from conftest import corpus_lines
 from official_tokenization import official_classifier_features, tokenization
 
 from albert_keras import AlbertBackbone, AlbertClassifier
+from albert_keras.models import with_tokenizer
 from albert_keras.tokenizers import (
     AlbertPacker,
     AlbertSpanPacker,
     AlbertTokenizer,
     AlbertWordPieceTokenizer,
     load_tokenizer,
-    with_tokenizer,
 )
 
 LENGTH = 32

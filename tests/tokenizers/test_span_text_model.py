@@ -10,12 +10,9 @@ from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA, AlbertS
 from albert_keras.finetuning.span_predictions import decode_spans
 from albert_keras.finetuning.squad_features import squad_features
 from albert_keras.finetuning.task_reader import read_squad_file
+from albert_keras.models import AlbertSpanTextModel, with_tokenizer
 from albert_keras.sample_text import SPM_MODEL_PATH
-from albert_keras.tokenizers import (
-    AlbertSpanTextModel,
-    AlbertTokenizer,
-    with_tokenizer,
-)
+from albert_keras.tokenizers import AlbertTokenizer
 
 # Short windows: most disfl_qa contexts need several (stride, max context).
 LENGTH, STRIDE, QUERY, ANSWER = 48, 16, 12, 8

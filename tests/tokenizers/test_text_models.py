@@ -12,12 +12,8 @@ import tensorflow as tf
 from albert_test_case import max_abs_diff, micro_config
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA
-from albert_keras.tokenizers import (
-    AlbertTextModel,
-    AlbertTokenizer,
-    AlbertWordPieceTokenizer,
-    with_tokenizer,
-)
+from albert_keras.models import AlbertTextModel, with_tokenizer
+from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
 
 TEXTS = [
     "A fine, witty film.",
@@ -202,7 +198,7 @@ def _choice_reference(model):
 
 
 def test_choice_text_model_scores_raw_options(choice_model, tmp_path):
-    from albert_keras.tokenizers import AlbertChoiceTextModel
+    from albert_keras.models import AlbertChoiceTextModel
 
     assert isinstance(choice_model, AlbertChoiceTextModel)
     expected = _choice_reference(choice_model)
@@ -225,7 +221,7 @@ def test_choice_text_model_scores_raw_options(choice_model, tmp_path):
 
 
 def test_choice_text_model_errors(choice_model):
-    from albert_keras.tokenizers import AlbertChoiceTextModel
+    from albert_keras.models import AlbertChoiceTextModel
 
     with pytest.raises(ValueError, match="scores 3 options per context"):
         choice_model((CONTEXTS, [o[:2] for o in OPTIONS]))

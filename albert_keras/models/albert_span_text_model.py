@@ -5,12 +5,24 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from albert_keras.finetuning.span_predictions import check_null_score
+from albert_keras.models.albert_text_model import AlbertTextModel, _check_fit
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
-from albert_keras.tokenizers.albert_text_model import AlbertTextModel, _check_fit
 
 # The official SQuAD readers' whitespace (`is_whitespace`): words split here.
 _WHITESPACE = "[ \t\r\n\u202f]+"
+
+
+# The no-answer scores a span model can threshold (see the tasks' span
+# decoding): the official one, or that minus the best span's log probability.
+NULL_SCORES = ("official", "span_adjusted")
+
+
+def check_null_score(null_score):
+    """Raises a ValueError naming the allowed values unless one of NULL_SCORES."""
+    if null_score not in NULL_SCORES:
+        raise ValueError(
+            f"Unknown null_score {null_score!r}. Allowed: {', '.join(NULL_SCORES)}"
+        )
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")

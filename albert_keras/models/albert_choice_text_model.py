@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from albert_keras.tokenizers.albert_text_model import AlbertTextModel
+from albert_keras.models.albert_text_model import AlbertTextModel
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")

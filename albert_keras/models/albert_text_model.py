@@ -240,17 +240,16 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     >>> model({"text_a": ["It rains."], "text_b": ["It is wet."]})["logits"].shape
     TensorShape([1, 3])
     """
-    outputs = getattr(task_model, "output", None)
-    if isinstance(outputs, dict) and {"start_logits", "cls_logits"} & set(outputs):
-        from albert_keras.tokenizers.albert_span_text_model import (
-            AlbertSpanTextModel,
-        )
+    from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
+    from albert_keras.models.albert_span_qa import AlbertSpanQA
+    from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
+    from albert_keras.models.albert_squad_v2 import AlbertSquadV2
 
-        return AlbertSpanTextModel(task_model, tokenizer, sequence_length, **kwargs)
-    if hasattr(task_model, "num_choices"):
-        from albert_keras.tokenizers.albert_choice_text_model import (
-            AlbertChoiceTextModel,
-        )
-
-        return AlbertChoiceTextModel(task_model, tokenizer, sequence_length, **kwargs)
-    return AlbertTextModel(task_model, tokenizer, sequence_length, **kwargs)
+    if isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
+        text_model = AlbertSpanTextModel
+    elif isinstance(task_model, AlbertMultipleChoice):
+        text_model = AlbertChoiceTextModel
+    else:
+        text_model = AlbertTextModel
+    return text_model(task_model, tokenizer, sequence_length, **kwargs)
