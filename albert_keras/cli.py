@@ -102,10 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.tokenizers.vocabulary import add_parser as add_vocab
 
     add_vocab(subparsers)
-    from albert_keras.finetuning.finetune_cli import add_parser as add_finetune
+    from albert_keras.tasks.finetune_cli import add_parser as add_finetune
 
     add_finetune(subparsers)
-    from albert_keras.finetuning.predict_cli import add_parser as add_predict
+    from albert_keras.tasks.predict_cli import add_parser as add_predict
 
     add_predict(subparsers)
     return parser

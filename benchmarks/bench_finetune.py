@@ -31,7 +31,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from albert_keras.finetuning.span_predictions import NULL_SCORES  # noqa: E402
+from albert_keras.tasks.span_predictions import NULL_SCORES  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -72,7 +72,7 @@ def _zh_vocabulary(train_file, output_dir):
 
 def _plan(args):
     """(name, task, train, dev, init label, init, vocab) of every run."""
-    from albert_keras.finetuning.finetune_run import find_vocabulary
+    from albert_keras.tasks.finetune_run import find_vocabulary
 
     plan = []
     for name in args.tasks:
@@ -126,7 +126,7 @@ def prepare(args):
     import pickle
     import shutil
 
-    from albert_keras.finetuning.finetune_run import _Task
+    from albert_keras.tasks.finetune_run import _Task
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 
     os.makedirs(args.prepare, exist_ok=True)
@@ -194,8 +194,8 @@ def from_prepared(args):
     import glob
     import pickle
 
-    from albert_keras.finetuning.dev_evaluation import DevEvaluation
-    from albert_keras.finetuning.finetune_run import MONITOR, _Task, load_backbone
+    from albert_keras.tasks.dev_evaluation import DevEvaluation
+    from albert_keras.tasks.finetune_run import MONITOR, _Task, load_backbone
     from albert_keras.training.optimizers import create_optimizer
 
     rows = {}
@@ -274,7 +274,7 @@ def _record(row, label, best, seconds, baselines):
 
 
 def quality(args):
-    from albert_keras.finetuning.finetune_run import run_finetuning
+    from albert_keras.tasks.finetune_run import run_finetuning
 
     rows = {}
     for name, task, train, dev, label, init, vocab in _plan(args):

@@ -15,10 +15,10 @@ import keras
 import numpy as np
 
 from albert_keras import AlbertClassifier
-from albert_keras.finetuning.dev_evaluation import regression_scores
-from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
-from albert_keras.finetuning.task_datasets import text_dataset
-from albert_keras.finetuning.task_reader import read_task_file
+from albert_keras.tasks.dev_evaluation import regression_scores
+from albert_keras.tasks.finetune_run import find_vocabulary, load_backbone
+from albert_keras.tasks.task_datasets import text_dataset
+from albert_keras.tasks.task_reader import read_task_file
 from albert_keras.tokenizers import load_tokenizer
 from albert_keras.training.optimizers import create_optimizer
 

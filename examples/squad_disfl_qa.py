@@ -17,11 +17,11 @@ import os
 import keras
 import numpy as np
 
-from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
-from albert_keras.finetuning.span_predictions import decode_spans
-from albert_keras.finetuning.squad_evaluation import squad_evaluate
-from albert_keras.finetuning.squad_features import squad_dataset, squad_features
-from albert_keras.finetuning.task_reader import read_squad_file
+from albert_keras.tasks.finetune_run import find_vocabulary, load_backbone
+from albert_keras.tasks.span_predictions import decode_spans
+from albert_keras.tasks.squad_evaluation import squad_evaluate
+from albert_keras.tasks.squad_features import squad_dataset, squad_features
+from albert_keras.tasks.task_reader import read_squad_file
 from albert_keras.models import AlbertSpanQA, with_tokenizer
 from albert_keras.tokenizers import load_tokenizer
 from albert_keras.training.optimizers import create_optimizer

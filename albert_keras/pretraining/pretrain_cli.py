@@ -167,7 +167,7 @@ def _vocabulary(args, data_dir, train_files):
         if args.init_checkpoint and not args.vocab:
             # The vocabulary the model was made with (a release's
             # 30k-clean.model, or the vocab.model beside a pretrainer.keras).
-            from albert_keras.finetuning.finetune_run import find_vocabulary
+            from checkpoints_convert.backbone_loader import find_vocabulary
 
             try:
                 return find_vocabulary(args.init_checkpoint, None)

@@ -187,7 +187,7 @@ def choice_model(spm_models):
 
 def _choice_reference(model):
     """Scores from choice_dataset's packing (the training data's) of the texts."""
-    from albert_keras.finetuning.task_datasets import choice_dataset
+    from albert_keras.tasks.task_datasets import choice_dataset
 
     examples = [
         {"context": c, "options": o, "label": 0}

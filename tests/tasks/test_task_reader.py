@@ -5,7 +5,7 @@ import json
 import pytest
 from albert_test_case import task_file as _task
 
-from albert_keras.finetuning.task_reader import (
+from albert_keras.tasks.task_reader import (
     read_squad_file,
     read_task_file,
     split_words,

@@ -22,7 +22,7 @@ import json
 import math
 import os
 
-from albert_keras.finetuning.data_report import DataReport
+from albert_keras.tasks.data_report import DataReport
 
 TASKS = ("classify", "pair", "regress", "choice", "squad")
 _TEXT_KEYS = ("text", "sentence", "text_a")
@@ -227,7 +227,7 @@ def _check_kept(report, examples):
     if not examples:
         raise ValueError(
             f"{report.summary()}. No usable example in {report.path!r}: check the "
-            "task (--task) and the record keys (see albert_keras/finetuning/"
+            "task (--task) and the record keys (see albert_keras/tasks/"
             "task_reader.py)."
         )
 

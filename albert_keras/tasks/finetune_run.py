@@ -20,15 +20,15 @@ import warnings
 import keras
 import numpy as np
 
-from albert_keras.finetuning.dev_evaluation import (
+from albert_keras.tasks.dev_evaluation import (
     DevEvaluation,
     classification_scores,
     regression_scores,
     task_scores,
 )
-from albert_keras.finetuning.span_predictions import check_null_score
-from albert_keras.finetuning.squad_evaluation import squad_evaluate
-from albert_keras.finetuning.task_reader import TASKS, read_squad_file, read_task_file
+from albert_keras.tasks.span_predictions import check_null_score
+from albert_keras.tasks.squad_evaluation import squad_evaluate
+from albert_keras.tasks.task_reader import TASKS, read_squad_file, read_task_file
 from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
 
 # The dev metric each task selects its best epoch by.
@@ -199,7 +199,7 @@ class _Task:
         self.reports = {}
 
     def read(self):
-        from albert_keras.finetuning import task_datasets
+        from albert_keras.tasks import task_datasets
 
         a = self.args
         length, batch = a["sequence_length"], a["batch_size"]
@@ -241,7 +241,7 @@ class _Task:
         return {"label_names": self.labels}
 
     def _read_squad(self):
-        from albert_keras.finetuning.squad_features import (
+        from albert_keras.tasks.squad_features import (
             keep_null_windows,
             squad_dataset,
             squad_features,
@@ -318,7 +318,7 @@ class _Task:
         return task_scores(self.task, self.dev_labels, outputs["logits"])
 
     def _squad_scores(self, outputs):
-        from albert_keras.finetuning.span_predictions import answers_by_id
+        from albert_keras.tasks.span_predictions import answers_by_id
 
         predictions, odds = answers_by_id(
             self.dev_examples,

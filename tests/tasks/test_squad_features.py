@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from albert_test_case import shared_data_dir
 
-from albert_keras.finetuning.data_report import DataReport
-from albert_keras.finetuning.span_predictions import decode_spans
-from albert_keras.finetuning.squad_features import (
+from albert_keras.tasks.data_report import DataReport
+from albert_keras.tasks.span_predictions import decode_spans
+from albert_keras.tasks.squad_features import (
     keep_null_windows,
     squad_dataset,
     squad_features,
 )
-from albert_keras.finetuning.task_reader import read_squad_file
+from albert_keras.tasks.task_reader import read_squad_file
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer
 

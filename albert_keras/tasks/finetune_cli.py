@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from albert_keras.finetuning.span_predictions import NULL_SCORES
-from albert_keras.finetuning.task_reader import TASKS
+from albert_keras.tasks.span_predictions import NULL_SCORES
+from albert_keras.tasks.task_reader import TASKS
 
 
 def add_parser(subparsers):
@@ -88,7 +88,7 @@ def add_parser(subparsers):
 
 
 def run_finetune(args):
-    from albert_keras.finetuning.finetune_run import run_finetuning
+    from albert_keras.tasks.finetune_run import run_finetuning
 
     result = run_finetuning(
         args.task,

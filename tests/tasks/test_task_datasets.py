@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from albert_test_case import task_file as _task
 
-from albert_keras.finetuning.data_report import DataReport
-from albert_keras.finetuning.task_datasets import choice_dataset, text_dataset
-from albert_keras.finetuning.task_reader import read_task_file
+from albert_keras.tasks.data_report import DataReport
+from albert_keras.tasks.task_datasets import choice_dataset, text_dataset
+from albert_keras.tasks.task_reader import read_task_file
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from albert_keras.finetuning.span_predictions import decode_spans
+from albert_keras.tasks.span_predictions import decode_spans
 
 WORDS = ["w0", "w1", "w2", "w3", "w4", "w5"]
 NEG = -20.0

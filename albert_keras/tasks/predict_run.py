@@ -21,8 +21,8 @@ import os
 
 import numpy as np
 
-from albert_keras.finetuning.finetune_run import _plain, _subset, find_vocabulary
-from albert_keras.finetuning.task_reader import TASKS
+from albert_keras.tasks.finetune_run import _plain, _subset, find_vocabulary
+from albert_keras.tasks.task_reader import TASKS
 
 _MODEL_TASKS = {
     "AlbertSquadV2": ("squad", "v2"),
@@ -199,9 +199,9 @@ def run_prediction(
 def _predict_texts(
     model, task, path, output, tokenizer, labels, settings, max_examples, seed, verbose
 ):
-    from albert_keras.finetuning import task_datasets
-    from albert_keras.finetuning.dev_evaluation import task_scores
-    from albert_keras.finetuning.task_reader import read_task_file
+    from albert_keras.tasks import task_datasets
+    from albert_keras.tasks.dev_evaluation import task_scores
+    from albert_keras.tasks.task_reader import read_task_file
 
     length, batch = settings["sequence_length"], settings["batch_size"]
     kwargs = {}
@@ -279,10 +279,10 @@ def _has_gold(dataset):
 def _predict_squad(
     model, path, output, tokenizer, settings, max_examples, seed, verbose
 ):
-    from albert_keras.finetuning.span_predictions import answers_by_id
-    from albert_keras.finetuning.squad_evaluation import squad_evaluate
-    from albert_keras.finetuning.squad_features import squad_dataset, squad_features
-    from albert_keras.finetuning.task_reader import read_squad_file
+    from albert_keras.tasks.span_predictions import answers_by_id
+    from albert_keras.tasks.squad_evaluation import squad_evaluate
+    from albert_keras.tasks.squad_features import squad_dataset, squad_features
+    from albert_keras.tasks.task_reader import read_squad_file
 
     examples, dataset, report = read_squad_file(path, training=False)
     examples = _subset(examples, max_examples, seed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from albert_keras.finetuning.task_reader import TASKS
+from albert_keras.tasks.task_reader import TASKS
 
 
 def add_parser(subparsers):
@@ -52,7 +52,7 @@ def add_parser(subparsers):
 
 
 def run_predict(args):
-    from albert_keras.finetuning.predict_run import run_prediction
+    from albert_keras.tasks.predict_run import run_prediction
 
     result = run_prediction(
         args.model,

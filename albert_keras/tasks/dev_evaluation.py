@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from albert_keras.finetuning import metrics as task_metrics
+from albert_keras.tasks import metrics as task_metrics
 
 
 def classification_scores(labels, logits, num_classes) -> dict:

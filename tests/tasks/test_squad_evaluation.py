@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_keras.finetuning.squad_evaluation import (
+from albert_keras.tasks.squad_evaluation import (
     f1,
     normalize_answer,
     squad_evaluate,

@@ -14,7 +14,7 @@ from albert_test_case import max_abs_diff
 from albert_test_case import task_file as _task
 
 from albert_keras.cli import main
-from albert_keras.finetuning.finetune_run import run_finetuning
+from albert_keras.tasks.finetune_run import run_finetuning
 
 FAST = dict(
     init="albert_tiny",
@@ -45,11 +45,11 @@ def _check_run(result, output_dir):
 
 
 def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
-    from albert_keras.finetuning.task_datasets import choice_dataset, text_dataset
-    from albert_keras.finetuning.task_reader import read_task_file
+    from albert_keras.tasks.task_datasets import choice_dataset, text_dataset
+    from albert_keras.tasks.task_reader import read_task_file
 
     examples, _, _ = read_task_file(dev, task, label_names=labels)
-    from albert_keras.finetuning.finetune_run import _subset
+    from albert_keras.tasks.finetune_run import _subset
 
     examples = _subset(examples, FAST["max_dev_examples"], 0)
     make = choice_dataset if task == "choice" else text_dataset
@@ -61,7 +61,7 @@ def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
 
 def _check_predictions(out, task, dev, result):
     """`albert-keras predict` on the dev draw scores what the run's best epoch did."""
-    from albert_keras.finetuning.predict_run import run_prediction
+    from albert_keras.tasks.predict_run import run_prediction
 
     predicted = run_prediction(
         out, dev, max_examples=FAST["max_dev_examples"], verbose=0
@@ -149,7 +149,7 @@ def test_classification_tasks(tmp_path, task, name, changes):
             for record in records:
                 record.pop("label")
                 f.write(json.dumps(record) + "\n")
-        from albert_keras.finetuning.predict_run import run_prediction
+        from albert_keras.tasks.predict_run import run_prediction
 
         blind = run_prediction(
             out, str(unlabelled), max_examples=FAST["max_dev_examples"], verbose=0
@@ -222,7 +222,7 @@ def test_squad_heads(tmp_path, head):
     assert result["best"]["best_f1"] >= no_answer  # a threshold can say "" always
     # `predict` applies dev's best threshold: on the same questions it scores
     # the best F1 (the threshold reproduces it, -inf where "" everywhere won).
-    from albert_keras.finetuning.predict_run import run_prediction
+    from albert_keras.tasks.predict_run import run_prediction
 
     predicted = run_prediction(
         out,
@@ -521,7 +521,7 @@ def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
 
 def test_init_from_a_transformers_folder(tmp_path):
     from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
-    from albert_keras.finetuning.finetune_run import find_vocabulary, load_backbone
+    from albert_keras.tasks.finetune_run import find_vocabulary, load_backbone
     from albert_keras.sample_text import SPM_MODEL_PATH
     from checkpoints_convert import save_hf_checkpoint
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_keras.finetuning.task_datasets import tokenize_texts
+from albert_keras.tasks.task_datasets import tokenize_texts
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 
 MODEL_KEYS = ("token_ids", "segment_ids", "padding_mask", "p_mask")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from albert_keras.finetuning import metrics
+from albert_keras.tasks import metrics
 
 
 def test_classification_metrics_by_hand():
