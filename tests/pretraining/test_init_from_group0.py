@@ -26,7 +26,7 @@ import tensorflow as tf
 from albert_test_case import micro_config
 
 from albert_keras import AlbertBackbone, AlbertPretrainer
-from albert_keras.training.pretraining_run import copy_from_group0
+from albert_keras.pretraining.pretraining_run import copy_from_group0
 
 ORACLE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "oracle")
 

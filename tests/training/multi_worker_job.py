@@ -28,8 +28,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_keras import AlbertConfig  # noqa: E402
+from albert_keras.pretraining.pretraining_run import run_pretraining  # noqa: E402
 from albert_keras.training import get_strategy  # noqa: E402
-from albert_keras.training.pretraining_run import run_pretraining  # noqa: E402
 
 strategy = get_strategy("multi_worker")
 CONFIG = AlbertConfig(
