@@ -167,7 +167,7 @@ def _vocabulary(args, data_dir, train_files):
         if args.init_checkpoint and not args.vocab:
             # The vocabulary the model was made with (a release's
             # 30k-clean.model, or the vocab.model beside a pretrainer.keras).
-            from albert_keras.finetuning.finetune_run import find_vocabulary
+            from checkpoints_convert.backbone_loader import find_vocabulary
 
             try:
                 return find_vocabulary(args.init_checkpoint, None)
@@ -259,7 +259,8 @@ def run_pretrain(args):
         if args.config
         else AlbertConfig.from_preset(args.preset)
     )
-    from albert_keras.tokenizers import load_tokenizer, with_tokenizer
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import load_tokenizer
 
     _check_arguments(args)
     records, eval_records = args.records, args.eval_records
