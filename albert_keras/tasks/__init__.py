@@ -1,1 +1,60 @@
-"""Fine-tuning: task metrics and evaluation (see README.md here)."""
+"""Fine-tuning tasks, one class each (see README.md here).
+
+>>> from albert_keras.tasks import ClassificationTask
+>>> task = ClassificationTask(num_classes=2, text_fields=("text",))
+>>> task.config.sequence_length
+128
+"""
+
+from albert_keras.tasks.classification_task import (
+    ClassificationConfig,
+    ClassificationTask,
+)
+from albert_keras.tasks.finetuning_options import FinetuningOptions
+from albert_keras.tasks.multiple_choice_task import (
+    MultipleChoiceConfig,
+    MultipleChoiceTask,
+)
+from albert_keras.tasks.squad_task import SquadConfig, SquadTask
+from albert_keras.tasks.task import Task
+
+TASK_CLASSES = {
+    cls.__name__: cls for cls in (ClassificationTask, MultipleChoiceTask, SquadTask)
+}
+
+# The task names of `albert-keras finetune --task`: a class and its settings.
+TASK_NAMES = {
+    "classify": (ClassificationTask, {"pairs": False}),
+    "pair": (ClassificationTask, {"pairs": True}),
+    "regress": (ClassificationTask, {"num_classes": 1, "pairs": None}),
+    "choice": (MultipleChoiceTask, {}),
+    "squad": (SquadTask, {}),
+}
+
+
+def task_from_name(name: str, **fields) -> Task:
+    """The task `albert-keras finetune --task NAME` trains, with config `fields`.
+
+    Example:
+    >>> task_from_name("regress").regression
+    True
+    """
+    if name not in TASK_NAMES:
+        raise ValueError(f"Unknown task {name!r}. Allowed: {', '.join(TASK_NAMES)}")
+    cls, preset = TASK_NAMES[name]
+    return cls(**{**preset, **fields})
+
+
+__all__ = [
+    "TASK_CLASSES",
+    "TASK_NAMES",
+    "ClassificationConfig",
+    "ClassificationTask",
+    "FinetuningOptions",
+    "MultipleChoiceConfig",
+    "MultipleChoiceTask",
+    "SquadConfig",
+    "SquadTask",
+    "Task",
+    "task_from_name",
+]

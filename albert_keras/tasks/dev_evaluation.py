@@ -37,15 +37,6 @@ def regression_scores(labels, predictions) -> dict:
     }
 
 
-def task_scores(task, labels, logits) -> dict:
-    """The metrics of a text task: `regression_scores` for "regress" (one
-    output per example), `classification_scores` for the others."""
-    logits = np.asarray(logits)
-    if task == "regress":
-        return regression_scores(labels, logits)
-    return classification_scores(labels, logits, logits.shape[-1])
-
-
 class DevEvaluation(keras.callbacks.Callback):
     """Runs `score(model)` at each epoch end and adds `val_<name>` to the logs.
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from albert_keras.tasks.span_predictions import NULL_SCORES
-from albert_keras.tasks.task_reader import TASKS
+from albert_keras.models.albert_span_text_model import NULL_SCORES
+
+TASKS = ("classify", "pair", "regress", "choice", "squad")
 
 
 def add_parser(subparsers):
@@ -47,6 +48,12 @@ def add_parser(subparsers):
     )
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument(
+        "--text-fields",
+        help="classify/pair/regress: the record key of the text, or two keys "
+        "separated by a comma for pairs (default: found in the training file: "
+        "text, sentence, text_a; pairs text_a,text_b, premise,hypothesis, ...)",
+    )
+    parser.add_argument(
         "--patience", type=int, default=2, help="epochs without dev improvement"
     )
     parser.add_argument("--seed", type=int, default=0)
@@ -87,11 +94,30 @@ def add_parser(subparsers):
     parser.set_defaults(run=run_finetune)
 
 
+def _task(args):
+    """The task class `--task` names, configured from the flags."""
+    from albert_keras.tasks import task_from_name
+
+    fields = {"sequence_length": args.max_seq_length}
+    if args.task == "squad":
+        fields.update(
+            head=args.head,
+            doc_stride=args.doc_stride,
+            max_query_length=args.max_query_length,
+            max_answer_length=args.max_answer_length,
+            null_window_fraction=args.null_window_fraction,
+            null_score=args.null_score,
+        )
+    elif args.text_fields and args.task != "choice":
+        fields["text_fields"] = tuple(args.text_fields.split(","))
+    return task_from_name(args.task, **fields)
+
+
 def run_finetune(args):
-    from albert_keras.tasks.finetune_run import run_finetuning
+    from albert_keras.tasks.finetuning_run import run_finetuning
 
     result = run_finetuning(
-        args.task,
+        _task(args),
         args.train,
         args.dev,
         init=args.init,
@@ -102,17 +128,10 @@ def run_finetune(args):
         learning_rate=args.learning_rate,
         warmup_fraction=args.warmup_fraction,
         optimizer=args.optimizer,
-        sequence_length=args.max_seq_length,
         patience=args.patience,
         seed=args.seed,
         max_train_examples=args.max_train_examples,
         max_dev_examples=args.max_dev_examples,
-        head=args.head,
-        doc_stride=args.doc_stride,
-        max_query_length=args.max_query_length,
-        max_answer_length=args.max_answer_length,
-        null_window_fraction=args.null_window_fraction,
-        null_score=args.null_score,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,
@@ -123,8 +142,8 @@ def run_finetune(args):
         text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
         print(f"Baseline {name}: {text}")
     print(
-        f"Wrote {args.output_dir}/best.keras, metrics.json, curves.png, "
-        "history.csv, logs/ (TensorBoard)"
+        f"Wrote {args.output_dir}/best.keras, metrics.json, settings.json, "
+        "curves.png, history.csv, logs/ (TensorBoard)"
         + (", dev_predictions.json, dev_null_odds.json" if args.task == "squad" else "")
         + ("" if args.no_export else ", savedmodel/")
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from albert_keras.tasks.task_reader import TASKS
-
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -13,7 +11,8 @@ def add_parser(subparsers):
             "Run the best.keras of `albert-keras finetune` on a task file (e.g. a "
             "test split) with the run's own preprocessing: its task, label set, "
             "sequence length, vocabulary, SQuAD windows and the no-answer "
-            "threshold chosen on dev (from metrics.json beside the model). "
+            "threshold chosen on dev (settings.json and metrics.json beside the "
+            "model). "
             "Writes one prediction per record (SQuAD: question id -> answer and "
             "the no-answer odds, the official evaluation's formats) and, where "
             "the file has labels or answers, the task's metrics."
@@ -29,9 +28,6 @@ def add_parser(subparsers):
         "--output",
         help="predictions file (default: predictions-<input name>.jsonl beside the "
         "model; .json for SQuAD)",
-    )
-    parser.add_argument(
-        "--task", choices=TASKS, help="default: the fine-tuning run's task"
     )
     parser.add_argument("--vocab", help="default: the one beside the model")
     parser.add_argument(
@@ -52,13 +48,12 @@ def add_parser(subparsers):
 
 
 def run_predict(args):
-    from albert_keras.tasks.predict_run import run_prediction
+    from albert_keras.tasks.prediction_run import run_prediction
 
     result = run_prediction(
         args.model,
         args.input,
         output=args.output,
-        task=args.task,
         vocab=args.vocab,
         sequence_length=args.max_seq_length,
         batch_size=args.batch_size,
@@ -75,5 +70,5 @@ def run_predict(args):
         print("No labels in the input: predictions only.")
     else:
         text = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
-        print(f"{result['task']} metrics: {text}")
+        print(f"{result['task']['class']} metrics: {text}")
     return 0

@@ -36,6 +36,7 @@ from albert_keras.models.albert_span_text_model import (  # noqa: F401
     check_null_score,
 )
 
+
 def _span_text(context, doc_token_start, doc_token_end):
     tok_to_word, words = context
     first, last = tok_to_word[doc_token_start], tok_to_word[doc_token_end]

@@ -1,0 +1,237 @@
+"""`ClassificationTask`: single texts or text pairs -> classes, or one score."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import keras
+import numpy as np
+
+from albert_keras.tasks.jsonl_records import check_kept, check_text, read_records
+from albert_keras.tasks.task import Task, majority_baseline, softmax
+from albert_keras.tasks.task_data import TaskData
+
+# Record keys looked for when `text_fields` is not given, in this order.
+SINGLE_KEYS = ("text", "sentence", "text_a")
+PAIR_KEYS = (
+    ("text_a", "text_b"),
+    ("premise", "hypothesis"),
+    ("sentence1", "sentence2"),
+    ("question", "sentence"),
+)
+
+
+@dataclasses.dataclass
+class ClassificationConfig:
+    """Settings of a `ClassificationTask`.
+
+    Args:
+        num_classes: classes; 1 = regression (one output, mean squared
+            error, Pearson / Spearman); None = the number of distinct labels
+            of the training file.
+        labels: the label set in class-index order (ints or strings); None =
+            the training file's distinct labels, sorted.
+        text_fields: the record key of the text, or the two keys of a pair;
+            () = found in the training file (`SINGLE_KEYS`, `PAIR_KEYS`).
+        pairs: with `text_fields` (), look for a pair (True), a single text
+            (False) or whichever the first record has (None).
+        sequence_length: packed length (`[CLS] a [SEP] b [SEP]`); longer
+            texts are cut as the official `_truncate_seq_pair` does.
+    """
+
+    num_classes: int | None = None
+    labels: list | None = None
+    text_fields: tuple = ()
+    pairs: bool | None = False
+    sequence_length: int = 128
+
+
+class ClassificationTask(Task):
+    """Sentence or sentence-pair classification, or regression (GLUE-style).
+
+    JSON Lines records: a text (`text`, or the key in `text_fields`) or a
+    pair (`text_a`/`text_b`, `premise`/`hypothesis`, ...) and a `label`
+    (int or string; a number for regression). The model is
+    `AlbertClassifier`; the dev metric accuracy (also F1 and Matthews
+    correlation), or Pearson for regression; the baseline the training
+    set's majority class, or its mean.
+
+    Example:
+    >>> task = ClassificationTask(num_classes=2, text_fields=("text",))
+    >>> data = task.read([{"text": "A fine film.", "label": 1},
+    ...                   {"text": "Dull.", "label": 0}], training=True)
+    >>> task.config.labels, [e["label"] for e in data.examples]
+    ([0, 1], [1, 0])
+    """
+
+    config_class = ClassificationConfig
+
+    @property
+    def regression(self) -> bool:
+        return self.config.num_classes == 1
+
+    @property
+    def monitor(self):
+        return "pearson" if self.regression else "accuracy"
+
+    def read(self, source, training=False, require_labels=True):
+        records, report = read_records(source, require_labels)
+        if not self.config.text_fields:
+            fields = _find_text_fields(records, self.config.pairs, report.path)
+            self.config = dataclasses.replace(self.config, text_fields=fields)
+        if training and not self.regression and self.config.labels is None:
+            self._set_labels(records)
+        index = {_label_key(v): i for i, v in enumerate(self.config.labels or [])}
+        examples = []
+        for number, record in records:
+            example = self._example(record, index, require_labels)
+            if isinstance(example, str):
+                report.skip(number, example)
+                continue
+            examples.append(dict(example, line=number))
+            report.kept += 1
+        check_kept(report, examples, "--text-fields and the record keys")
+        return TaskData(examples, report)
+
+    def _set_labels(self, records):
+        found = {
+            _label_key(r["label"]): r["label"]
+            for _, r in records
+            if isinstance(r["label"], (int, str)) and not isinstance(r["label"], bool)
+        }
+        labels = [found[k] for k in sorted(found)]
+        if self.config.num_classes not in (None, len(labels)):
+            raise ValueError(
+                f"num_classes={self.config.num_classes} but the training file has "
+                f"{len(labels)} distinct labels {labels[:10]}: pass labels=[...] "
+                "in class order, or the right num_classes."
+            )
+        self.config = dataclasses.replace(
+            self.config, labels=labels, num_classes=len(labels)
+        )
+
+    def _example(self, record, index, require_labels):
+        """{"text_a", "text_b", "label"} or the reason to skip the record."""
+        fields = self.config.text_fields
+        missing = [f for f in fields if f not in record]
+        if missing:
+            return f"no {' / '.join(missing)}"
+        texts = [record[f] for f in fields] + [None]
+        problem = check_text(texts[0]) or check_text(texts[1], optional=True)
+        if problem:
+            return problem
+        label = record["label"]
+        if label is None and not require_labels:
+            pass
+        elif self.regression:
+            if isinstance(label, bool) or not isinstance(label, (int, float)):
+                return "label is not a number"
+            if not math.isfinite(label):
+                return "label is not finite"
+            label = float(label)
+        else:
+            key = _label_key(label) if isinstance(label, (int, str)) else None
+            if key not in index:
+                return "label outside the label set"
+            label = index[key]
+        return {"text_a": texts[0], "text_b": texts[1], "label": label}
+
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+        from albert_keras.tasks.task_datasets import text_dataset
+
+        filled = [dict(e, label=e["label"] or 0) for e in data.examples]
+        return text_dataset(
+            filled,
+            tokenizer,
+            self.config.sequence_length,
+            batch_size,
+            training=training,
+            seed=seed,
+            report=data.report,
+            regression=self.regression,
+        )
+
+    def build_model(self, backbone):
+        from albert_keras.models import AlbertClassifier
+
+        return AlbertClassifier(backbone, num_classes=self.config.num_classes)
+
+    def losses(self):
+        if self.regression:
+            return {"logits": keras.losses.MeanSquaredError()}, None
+        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return {"logits": ce}, None
+
+    def scores(self, model, data, dataset):
+        return self._metrics(data.labels(), model.predict(dataset, verbose=0)["logits"])
+
+    def _metrics(self, labels, logits):
+        from albert_keras.tasks.dev_evaluation import (
+            classification_scores,
+            regression_scores,
+        )
+
+        logits = np.asarray(logits)
+        if self.regression:
+            return regression_scores(labels, logits)
+        return classification_scores(labels, logits, self.config.num_classes)
+
+    def baselines(self, train, dev):
+        from albert_keras.tasks.dev_evaluation import regression_scores
+
+        if self.regression:
+            constant = np.full(len(dev.examples), train.labels().mean())
+            return {"train_mean": regression_scores(dev.labels(), constant)}
+        return majority_baseline(train, dev, self.config.num_classes)
+
+    def text_model(self, model, tokenizer, best=None):
+        from albert_keras.models import AlbertTextModel
+
+        return AlbertTextModel(model, tokenizer, self.config.sequence_length)
+
+    def write_predictions(self, model, data, dataset, output, record):
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
+        labels = self.config.labels or list(range(self.config.num_classes))
+        with open(output, "w", encoding="utf-8") as f:
+            for example, row in zip(data.examples, logits, strict=True):
+                line = self._prediction(example, row, labels)
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        known = all(e["label"] is not None for e in data.examples)
+        return {"metrics": self._metrics(data.labels(), logits) if known else None}
+
+    def _prediction(self, example, row, labels):
+        if self.regression:
+            return {"line": example["line"], "prediction": float(row[0])}
+        probabilities = softmax(row)
+        return {
+            "line": example["line"],
+            "label": labels[int(np.argmax(row))],
+            "probabilities": {
+                str(name): round(float(p), 6)
+                for name, p in zip(labels, probabilities, strict=True)
+            },
+        }
+
+
+def _label_key(value):
+    return (type(value).__name__, value)
+
+
+def _find_text_fields(records, pairs, path):
+    """The text key(s) of the first record that has known ones."""
+    for _, record in records:
+        if pairs is not False:
+            for a, b in PAIR_KEYS:
+                if a in record and b in record:
+                    return (a, b)
+        if pairs is not True:
+            for key in SINGLE_KEYS:
+                if key in record:
+                    return (key,)
+    wanted = [" + ".join(p) for p in PAIR_KEYS] if pairs else list(SINGLE_KEYS)
+    raise ValueError(
+        f"No record of {path!r} has the text keys looked for ({' / '.join(wanted)}): "
+        "pass text_fields (--text-fields) naming the record keys of the text(s)."
+    )

@@ -1,0 +1,144 @@
+"""`MultipleChoiceTask`: a context and N options -> the right option (RACE-style)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import keras
+import numpy as np
+
+from albert_keras.tasks.jsonl_records import check_kept, check_text, read_records
+from albert_keras.tasks.task import Task, majority_baseline, softmax
+from albert_keras.tasks.task_data import TaskData
+
+
+@dataclasses.dataclass
+class MultipleChoiceConfig:
+    """Settings of a `MultipleChoiceTask`.
+
+    Args:
+        num_choices: options per example; None = the first record's count.
+        sequence_length: packed length of each `[CLS] context [SEP] option
+            [SEP]` row.
+        context_field, question_field, options_field: the record keys; a
+            question, when there is one, follows the context.
+    """
+
+    num_choices: int | None = None
+    sequence_length: int = 128
+    context_field: str = "context"
+    question_field: str = "question"
+    options_field: str = "options"
+
+
+class MultipleChoiceTask(Task):
+    """Multiple choice: one score per option, softmax over the options.
+
+    JSON Lines records: `context` [+ `question`], `options` (a list of
+    strings, the same count in every record) and `label` (the index of the
+    right option). The model is `AlbertMultipleChoice`; the dev metric
+    accuracy; the baseline the training set's most common answer position.
+
+    Example:
+    >>> task = MultipleChoiceTask()
+    >>> data = task.read([{"context": "It rains.", "options": ["wet", "dry"],
+    ...                    "label": 0}], training=True)
+    >>> task.config.num_choices, data.examples[0]["options"]
+    (2, ['wet', 'dry'])
+    """
+
+    config_class = MultipleChoiceConfig
+
+    def read(self, source, training=False, require_labels=True):
+        records, report = read_records(source, require_labels)
+        examples = []
+        for number, record in records:
+            example = self._example(record, require_labels)
+            if isinstance(example, str):
+                report.skip(number, example)
+                continue
+            examples.append(dict(example, line=number))
+            report.kept += 1
+        check_kept(report, examples, "the record keys (context, options, label)")
+        return TaskData(examples, report)
+
+    def _example(self, record, require_labels):
+        c = self.config
+        context, options = record.get(c.context_field), record.get(c.options_field)
+        question = record.get(c.question_field)
+        if isinstance(question, str):
+            context = f"{context} {question}" if context else None
+        problem = check_text(context)
+        if problem:
+            return f"context: {problem}"
+        if not isinstance(options, list) or not options:
+            return "no options list"
+        if any(check_text(o) for o in options):
+            return "an option is empty or not a string"
+        if c.num_choices is None:
+            self.config = dataclasses.replace(c, num_choices=len(options))
+        if len(options) != self.config.num_choices:
+            return f"not {self.config.num_choices} options"
+        label = record["label"]
+        if not (label is None and not require_labels) and (
+            isinstance(label, bool)
+            or not isinstance(label, int)
+            or not 0 <= label < self.config.num_choices
+        ):
+            return "label is not an option index"
+        return {"context": context, "options": options, "label": label}
+
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+        from albert_keras.tasks.task_datasets import choice_dataset
+
+        filled = [dict(e, label=e["label"] or 0) for e in data.examples]
+        return choice_dataset(
+            filled,
+            tokenizer,
+            self.config.sequence_length,
+            batch_size,
+            training=training,
+            seed=seed,
+            report=data.report,
+        )
+
+    def build_model(self, backbone):
+        from albert_keras.models import AlbertMultipleChoice
+
+        return AlbertMultipleChoice(backbone, num_choices=self.config.num_choices)
+
+    def losses(self):
+        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return {"logits": ce}, None
+
+    def scores(self, model, data, dataset):
+        return self._metrics(data.labels(), model.predict(dataset, verbose=0)["logits"])
+
+    def _metrics(self, labels, logits):
+        from albert_keras.tasks.dev_evaluation import classification_scores
+
+        return classification_scores(
+            labels, np.asarray(logits), self.config.num_choices
+        )
+
+    def baselines(self, train, dev):
+        return majority_baseline(train, dev, self.config.num_choices)
+
+    def text_model(self, model, tokenizer, best=None):
+        from albert_keras.models import AlbertChoiceTextModel
+
+        return AlbertChoiceTextModel(model, tokenizer, self.config.sequence_length)
+
+    def write_predictions(self, model, data, dataset, output, record):
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
+        with open(output, "w", encoding="utf-8") as f:
+            for example, row in zip(data.examples, logits, strict=True):
+                line = {
+                    "line": example["line"],
+                    "label": int(np.argmax(row)),
+                    "probabilities": [round(float(p), 6) for p in softmax(row)],
+                }
+                f.write(json.dumps(line) + "\n")
+        known = all(e["label"] is not None for e in data.examples)
+        return {"metrics": self._metrics(data.labels(), logits) if known else None}

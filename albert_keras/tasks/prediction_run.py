@@ -1,0 +1,172 @@
+"""`run_prediction`: a fine-tuned model on a task file -> predictions (and metrics).
+
+What `albert-keras predict` runs. The model is the `best.keras` of
+`albert-keras finetune` (or that run's folder); the `settings.json` beside
+it holds the task's config (label set, text fields, sequence length, SQuAD
+windows) and `metrics.json` the no-answer threshold chosen on dev, so new
+inputs are read, packed and decoded exactly as the dev set was. Records
+without a label are predicted; where the file has labels (a test split), the
+task's metrics are computed too.
+
+>>> result = run_prediction(  # doctest: +SKIP
+...     "runs/rt", "tasks/rt_sentiment/test.jsonl")
+>>> result["metrics"]["accuracy"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from albert_keras.tasks import Task, task_from_name
+
+# The task of a model saved without a run folder beside it.
+_MODEL_TASKS = {
+    "AlbertSquadV2": ("squad", {"head": "v2"}),
+    "AlbertSpanQA": ("squad", {"head": "simple"}),
+    "AlbertMultipleChoice": ("choice", {}),
+    "AlbertClassifier": ("classify", {}),
+}
+
+
+def _model_path(model):
+    if os.path.isdir(model):
+        path = os.path.join(model, "best.keras")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"{model!r} has no best.keras: pass the output folder of "
+                "`albert-keras finetune` or a fine-tuned .keras file."
+            )
+        return path
+    if not model.endswith(".keras") or not os.path.isfile(model):
+        raise FileNotFoundError(
+            f"--model {model!r} is neither a .keras file nor a folder with "
+            "best.keras (the output folder of `albert-keras finetune`)."
+        )
+    return model
+
+
+def _read_json(folder, name):
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def _task_of(model, settings, sequence_length):
+    """The run's task (settings.json), or one made from the model's class."""
+    if settings.get("task"):
+        task = Task.from_config(settings["task"])
+    else:
+        name = type(model).__name__
+        if name not in _MODEL_TASKS:
+            raise ValueError(
+                f"{name} is not a fine-tuned task model ({', '.join(_MODEL_TASKS)})."
+            )
+        task_name, fields = _MODEL_TASKS[name]
+        if name == "AlbertClassifier":
+            fields = {"num_classes": model.num_classes, "pairs": None}
+        elif name == "AlbertMultipleChoice":
+            fields = {"num_choices": model.num_choices}
+        task = task_from_name(task_name, **fields)
+    if sequence_length:
+        task.config = type(task.config)(
+            **{**vars(task.config), "sequence_length": sequence_length}
+        )
+    return task
+
+
+def _check_length(model, task):
+    length = task.config.sequence_length
+    max_position = model.backbone.config.max_position_embeddings
+    if length > max_position:
+        raise ValueError(
+            f"sequence_length={length} exceeds the model's "
+            f"max_position_embeddings={max_position}: pass a smaller "
+            "--max-seq-length."
+        )
+
+
+def run_prediction(
+    model,
+    input,
+    output=None,
+    vocab=None,
+    sequence_length=None,
+    batch_size=None,
+    null_threshold=None,
+    max_examples=None,
+    seed=0,
+):
+    """Predicts every record of a task file; scores them where labels are there.
+
+    Args:
+        model: the output folder of `albert-keras finetune` or a fine-tuned
+            `.keras` file.
+        input: a task file in the training format (JSON Lines; SQuAD JSON);
+            `label` / `answers` may be missing.
+        output: where the predictions go. Default: beside the model,
+            `predictions-<input name>.jsonl` (one line per kept record:
+            `line`, and `label` + `probabilities`, or `prediction` for
+            regression) or, for SQuAD, `predictions-<input name>.json`
+            (question id -> answer, "" for no answer) with
+            `null_odds-<input name>.json` beside it.
+        vocab: the tokenizer's vocabulary; default: the one beside the model.
+        sequence_length, batch_size: default: the fine-tuning run's.
+        null_threshold: SQuAD: answer "" where the no-answer odds are above
+            it; default: the `best_f1_thresh` chosen on dev.
+        max_examples, seed: predict a seeded draw of this many records only
+            (the draw of `albert-keras finetune --max-dev-examples`).
+
+    Returns:
+        dict with `task`, `predictions` (the file written), `examples`,
+        `data` (the reading report), `metrics` (None without labels) and
+        `settings`; also written as JSON beside the predictions
+        (`*.metrics.json`).
+    """
+    import keras
+
+    import albert_keras  # noqa: F401  (registers the classes)
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
+    path = _model_path(model)
+    folder = os.path.dirname(path) or "."
+    settings, record = (
+        _read_json(folder, "settings.json"),
+        _read_json(folder, "metrics.json"),
+    )
+    loaded = keras.saving.load_model(path, compile=False)
+    task = _task_of(loaded, settings, sequence_length)
+    _check_length(loaded, task)
+    if vocab is None and settings.get("vocab"):
+        beside = os.path.join(folder, settings["vocab"])
+        vocab = beside if os.path.isfile(beside) else None
+    tokenizer = load_tokenizer(find_vocabulary(path, vocab))
+    if null_threshold is None:
+        null_threshold = record.get("best", {}).get("best_f1_thresh", math.inf)
+    data = task.read(input, require_labels=False).subset(max_examples, seed)
+    batches = task.dataset(
+        data, tokenizer, batch_size or settings.get("batch_size", 32)
+    )
+    stem = os.path.splitext(os.path.basename(input))[0]
+    suffix = ".json" if type(task).__name__ == "SquadTask" else ".jsonl"
+    output = output or os.path.join(folder, f"predictions-{stem}{suffix}")
+    written = task.write_predictions(
+        loaded, data, batches, output, {"null_threshold": null_threshold}
+    )
+    result = {
+        "task": task.get_config(),
+        "model": path,
+        "input": input,
+        "predictions": output,
+        "examples": len(data.examples),
+        "labelled": sum(e.get("label") is not None for e in data.examples),
+        **written,
+        "data": data.report.to_dict(),
+    }
+    with open(os.path.splitext(output)[0] + ".metrics.json", "w") as f:
+        json.dump(result, f, indent=2, default=float)
+    return result

@@ -1,0 +1,128 @@
+"""SQuAD v1.1 / v2.0 JSON -> questions with word-level answer spans.
+
+Each context is split into whitespace words (the official readers'
+`doc_tokens`); an answer is kept as its first and last word. Bad questions
+are skipped and counted in a `DataReport`: empty contexts or questions,
+answers without text, training answers that do not occur in their context at
+`answer_start` (the official code skips those with a warning).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from albert_keras.tasks.data_report import DataReport
+from albert_keras.tasks.jsonl_records import check_kept, check_text
+
+
+def _is_whitespace(c):
+    return c in " \t\r\n" or ord(c) == 0x202F
+
+
+def split_words(context):
+    """(words, char_to_word): whitespace words and each character's word index.
+
+    The official SQuAD readers' `doc_tokens` / `char_to_word_offset`: a
+    whitespace character belongs to the word before it.
+    """
+    words, char_to_word, previous_space = [], [], True
+    for c in context:
+        if _is_whitespace(c):
+            previous_space = True
+        else:
+            if previous_space:
+                words.append(c)
+            else:
+                words[-1] += c
+            previous_space = False
+        char_to_word.append(len(words) - 1)
+    return words, char_to_word
+
+
+def read_squad_file(path, training):
+    """Questions of a SQuAD v1.1/v2.0 JSON file, with word-level answer spans.
+
+    Each context is split into whitespace words (the official readers'
+    `doc_tokens`); an answer is kept as its first and last word. A training
+    answer whose words do not contain its text (a wrong `answer_start`) is
+    skipped and counted, as the official code skips it with a warning.
+
+    Args:
+        path: SQuAD JSON (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
+        training: keep only the first answer of each question and check it.
+
+    Returns:
+        (examples, dataset, report): dicts with `id`, `question`, `words`,
+        `answer_words` ((first, last) or None when unanswerable),
+        `is_impossible` and `answers` (all gold texts); the JSON `data` list
+        (for `squad_evaluate`); a `DataReport`.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"SQuAD file {path!r} does not exist. Pass a SQuAD v1.1/v2.0 JSON file."
+        )
+    report = DataReport(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            dataset = json.load(f)["data"]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
+        raise ValueError(
+            f"{path!r} is not SQuAD JSON ({type(e).__name__}: {e}): expected "
+            '{"data": [{"paragraphs": [{"context": ..., "qas": [...]}]}]}.'
+        ) from None
+    examples, number = [], 0
+    for article in dataset:
+        for paragraph in article.get("paragraphs", []):
+            context = paragraph.get("context")
+            if not isinstance(context, str) or not context.strip():
+                for _ in paragraph.get("qas", []):
+                    number += 1
+                    report.skip(number, "empty context")
+                continue
+            words, char_to_word = split_words(context)
+            for qa in paragraph.get("qas", []):
+                number += 1
+                example = _squad_example(
+                    qa, context, words, char_to_word, training, number
+                )
+                if isinstance(example, str):
+                    report.skip(number, example)
+                    continue
+                examples.append(example)
+                report.kept += 1
+    check_kept(report, examples, "the SQuAD JSON layout")
+    return examples, dataset, report
+
+
+def _squad_example(qa, context, words, char_to_word, training, number):
+    question = qa.get("question")
+    if check_text(question):
+        return f"question: {check_text(question)}"
+    answers = [a for a in qa.get("answers", []) if isinstance(a, dict)]
+    impossible = bool(qa.get("is_impossible", False)) or not answers
+    example = {
+        "id": qa.get("id", ""),
+        "question": question,
+        "words": words,
+        "answer_words": None,
+        "is_impossible": impossible,
+        "answers": [a.get("text", "") for a in answers],
+        "line": number,
+    }
+    if impossible:
+        return example
+    answer = answers[0]
+    text, start = answer.get("text"), answer.get("answer_start")
+    if not isinstance(text, str) or not text or not isinstance(start, int):
+        return "answer without text or answer_start"
+    end = start + len(text) - 1
+    if start < 0 or end >= len(context) or context[start : end + 1] != text:
+        if training:
+            return "answer not found in the context at answer_start"
+        return example
+    first, last = char_to_word[start], char_to_word[end]
+    if training and " ".join(text.split()) not in " ".join(words[first : last + 1]):
+        return "answer not found in the context at answer_start"
+    example["answer_words"] = (first, last)
+    return example

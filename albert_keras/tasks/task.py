@@ -1,0 +1,168 @@
+"""`Task`: what every fine-tuning task class shares."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import keras
+import numpy as np
+
+from albert_keras.tasks.task_data import TaskData
+
+
+class Task:
+    """One fine-tuning task: read -> features -> model -> loss -> dev score -> export.
+
+    A subclass (`ClassificationTask`, `MultipleChoiceTask`, `SquadTask`) sets
+    `config_class`, a dataclass of the task's own settings, and implements
+    the hooks: `read`, `dataset`, `build_model`, `losses`, `scores`,
+    `baselines`, `text_model` and `write_predictions`. `fit` runs
+    `run_finetuning` over them; the config round-trips through JSON
+    (`get_config` / `Task.from_config`), which is how `albert-keras predict`
+    prepares new inputs exactly as training did.
+
+    Args:
+        config: an instance of `config_class`, or None to build one from
+            `**fields`.
+        **fields: fields of `config_class` (they replace the config's).
+
+    Example:
+    >>> from albert_keras.tasks import ClassificationTask
+    >>> task = ClassificationTask(num_classes=2, text_fields=("text",))
+    >>> Task.from_config(task.get_config()).config == task.config
+    True
+    """
+
+    config_class: type = None
+    # The dev metric the best epoch is chosen by (higher is better).
+    monitor = "accuracy"
+
+    def __init__(self, config=None, **fields):
+        if config is None:
+            config = self.config_class(**fields)
+        elif fields:
+            config = dataclasses.replace(config, **fields)
+        self.config = config
+        self.model = None  # the fitted model and its tokenizer, after `fit`
+        self.tokenizer = None
+        self.result = None
+
+    # --- The hooks each task implements ---------------------------------
+    def read(self, source, training=False, require_labels=True) -> TaskData:
+        """The examples of a task file (or list of dicts) and its report."""
+        raise NotImplementedError
+
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+        """A `tf.data.Dataset` of (features, labels) batches of `data`."""
+        raise NotImplementedError
+
+    def build_model(self, backbone) -> keras.Model:
+        """The task network over `backbone`."""
+        raise NotImplementedError
+
+    def losses(self):
+        """(losses, loss_weights) for `model.compile`, keyed by output name."""
+        raise NotImplementedError
+
+    def scores(self, model, data, dataset) -> dict:
+        """The dev metrics of `model` on `data` (batched as `dataset`)."""
+        raise NotImplementedError
+
+    def baselines(self, train, dev) -> dict:
+        """Scores of trivial predictors on dev: what the model must beat."""
+        raise NotImplementedError
+
+    def text_model(self, model, tokenizer, best=None) -> keras.Model:
+        """`model` on raw strings (tokenizer inside), for export.
+
+        Args:
+            best: the best epoch's dev scores (SQuAD takes its no-answer
+                threshold from them).
+        """
+        raise NotImplementedError
+
+    def write_predictions(self, model, data, dataset, output, record) -> dict:
+        """Predicts `data`, writes `output`, returns counts and metrics."""
+        raise NotImplementedError
+
+    # --- Shared ------------------------------------------------------------
+    def fit(self, init, train, dev, output_dir="runs/finetune", vocab=None, **options):
+        """Fine-tunes `init` on `train`, keeping the best `dev` epoch.
+
+        Args:
+            init: a backbone or task model, a preset name, a `.keras` file or
+                an official / transformers checkpoint (see `load_backbone`).
+            train, dev: task files, or lists of dicts.
+            output_dir: where the run's files go (see `run_finetuning`).
+            vocab: the vocabulary; default: the one beside `init`.
+            **options: `FinetuningOptions` fields (epochs, batch_size, ...).
+
+        Returns:
+            The run's `metrics.json` content; `self.model` is the best model.
+        """
+        from albert_keras.tasks.finetuning_run import run_finetuning
+
+        self.result = run_finetuning(
+            self, train, dev, init, output_dir, vocab, **options
+        )
+        return self.result
+
+    def export(self, path):
+        """Writes the fitted model with its tokenizer as a SavedModel on strings."""
+        if self.model is None:
+            raise ValueError("Nothing to export yet: call `fit` first.")
+        best = (self.result or {}).get("best")
+        self.text_model(self.model, self.tokenizer, best).export(path, verbose=False)
+
+    def get_config(self) -> dict:
+        """`{"class": ..., "config": {...}}`, plain JSON."""
+        return {"class": type(self).__name__, "config": dataclasses.asdict(self.config)}
+
+    @staticmethod
+    def from_config(config: dict) -> Task:
+        """The task a `get_config` dict describes."""
+        from albert_keras.tasks import TASK_CLASSES
+
+        name = config.get("class")
+        if name not in TASK_CLASSES:
+            raise ValueError(
+                f"Unknown task class {name!r}. Allowed: {', '.join(TASK_CLASSES)}"
+            )
+        cls = TASK_CLASSES[name]
+        return cls(config_from_dict(cls.config_class, config.get("config", {})))
+
+
+def config_from_dict(config_class, values: dict):
+    """A config dataclass from JSON: lists back to tuples, unknown keys refused."""
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ValueError(
+            f"Unknown {config_class.__name__} field(s) {unknown}. "
+            f"Allowed: {', '.join(fields)}"
+        )
+    hints = typing.get_type_hints(config_class)
+    converted = {}
+    for key, value in values.items():
+        if isinstance(value, list) and "tuple" in str(hints.get(key)):
+            value = tuple(value)
+        converted[key] = value
+    return config_class(**converted)
+
+
+def majority_baseline(train, dev, num_classes) -> dict:
+    """The dev scores of always answering the training set's most common class."""
+    from albert_keras.tasks.dev_evaluation import classification_scores
+
+    labels = dev.labels()
+    majority = np.bincount(train.labels().astype(int), minlength=num_classes).argmax()
+    logits = np.eye(num_classes)[np.full(len(labels), majority)]
+    return {"majority_class": classification_scores(labels, logits, num_classes)}
+
+
+def softmax(logits) -> np.ndarray:
+    """Row-wise softmax in float64."""
+    logits = np.asarray(logits, "float64")
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
