@@ -1,0 +1,4 @@
+"""Pretraining: data creation (SOP + n-gram masking), records and the run.
+
+See README.md here.
+"""

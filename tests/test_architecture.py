@@ -1,0 +1,56 @@
+"""The package's shape: layers point down, modules and functions fit a screen."""
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("albert_keras", "checkpoints_convert")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 100
+# A module or function may be longer when a comment says why.
+EXEMPT = "# long: "
+
+
+def _sources():
+    for package in PACKAGES:
+        for folder, _, files in os.walk(os.path.join(REPO, package)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    yield os.path.join(folder, name)
+
+
+def test_layers_point_down():
+    """`lint-imports` with the layers contract of pyproject.toml."""
+    command = shutil.which("lint-imports") or os.path.join(
+        os.path.dirname(sys.executable), "lint-imports"
+    )
+    if not os.path.exists(command):
+        pytest.fail("lint-imports is missing: pip install -e '.[test]'")
+    run = subprocess.run(
+        [command, "--no-cache"], cwd=REPO, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "1 kept, 0 broken" in run.stdout, run.stdout[-3000:]
+
+
+def test_modules_and_functions_fit_on_a_screen():
+    too_long = []
+    for path in _sources():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        lines = text.splitlines()
+        name = os.path.relpath(path, REPO)
+        if len(lines) > MAX_MODULE_LINES and EXEMPT not in text[:2000]:
+            too_long.append(f"{name}: {len(lines)} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                exempt = EXEMPT in lines[node.lineno - 2] if node.lineno > 1 else False
+                if length > MAX_FUNCTION_LINES and not exempt:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert not too_long, "\n".join(too_long)
