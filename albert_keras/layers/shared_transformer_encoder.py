@@ -87,6 +87,20 @@ class SharedTransformerEncoder(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.sharing = sharing
 
+        self._build_blocks()
+
+    def _build_blocks(self):
+        """Creates the unique blocks and the layer -> block layout (in the
+        order the weights have always been created: saved files depend on it)."""
+        num_layers, inner_group_num, sharing = (
+            self.num_layers,
+            self.inner_group_num,
+            self.sharing,
+        )
+        hidden_size, num_heads = self.hidden_size, self.num_heads
+        intermediate_size, activation = self.intermediate_size, self.activation
+        dropout, attention_dropout = self.dropout, self.attention_dropout
+        initializer_range = self.initializer_range
         common = dict(dtype=self.dtype_policy, initializer_range=initializer_range)
         # Which owner (a group or a layer) holds each sub-block of layer l.
         attention_owner, ffn_owner = self._owners()
