@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import keras
@@ -141,15 +140,13 @@ class ClassificationTask(Task):
     def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
         from albert_keras.tasks.task_datasets import text_dataset
 
-        filled = [dict(e, label=e["label"] or 0) for e in data.examples]
-        return text_dataset(
-            filled,
+        return self.packed_dataset(
+            text_dataset,
+            data,
             tokenizer,
-            self.config.sequence_length,
             batch_size,
-            training=training,
-            seed=seed,
-            report=data.report,
+            training,
+            seed,
             regression=self.regression,
         )
 
@@ -164,10 +161,7 @@ class ClassificationTask(Task):
         ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return {"logits": ce}, None
 
-    def scores(self, model, data, dataset):
-        return self._metrics(data.labels(), model.predict(dataset, verbose=0)["logits"])
-
-    def _metrics(self, labels, logits):
+    def metrics(self, labels, logits):
         from albert_keras.tasks.dev_evaluation import (
             classification_scores,
             regression_scores,
@@ -191,23 +185,13 @@ class ClassificationTask(Task):
 
         return AlbertTextModel(model, tokenizer, self.config.sequence_length)
 
-    def write_predictions(self, model, data, dataset, output, record):
-        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
-        labels = self.config.labels or list(range(self.config.num_classes))
-        with open(output, "w", encoding="utf-8") as f:
-            for example, row in zip(data.examples, logits, strict=True):
-                line = self._prediction(example, row, labels)
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        known = all(e["label"] is not None for e in data.examples)
-        return {"metrics": self._metrics(data.labels(), logits) if known else None}
-
-    def _prediction(self, example, row, labels):
+    def prediction(self, logits):
         if self.regression:
-            return {"line": example["line"], "prediction": float(row[0])}
-        probabilities = softmax(row)
+            return {"prediction": float(logits[0])}
+        labels = self.config.labels or list(range(self.config.num_classes))
+        probabilities = softmax(logits)
         return {
-            "line": example["line"],
-            "label": labels[int(np.argmax(row))],
+            "label": labels[int(np.argmax(logits))],
             "probabilities": {
                 str(name): round(float(p), 6)
                 for name, p in zip(labels, probabilities, strict=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import keras
 import numpy as np
@@ -92,15 +91,8 @@ class MultipleChoiceTask(Task):
     def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
         from albert_keras.tasks.task_datasets import choice_dataset
 
-        filled = [dict(e, label=e["label"] or 0) for e in data.examples]
-        return choice_dataset(
-            filled,
-            tokenizer,
-            self.config.sequence_length,
-            batch_size,
-            training=training,
-            seed=seed,
-            report=data.report,
+        return self.packed_dataset(
+            choice_dataset, data, tokenizer, batch_size, training, seed
         )
 
     def build_model(self, backbone):
@@ -112,10 +104,7 @@ class MultipleChoiceTask(Task):
         ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return {"logits": ce}, None
 
-    def scores(self, model, data, dataset):
-        return self._metrics(data.labels(), model.predict(dataset, verbose=0)["logits"])
-
-    def _metrics(self, labels, logits):
+    def metrics(self, labels, logits):
         from albert_keras.tasks.dev_evaluation import classification_scores
 
         return classification_scores(
@@ -130,15 +119,8 @@ class MultipleChoiceTask(Task):
 
         return AlbertChoiceTextModel(model, tokenizer, self.config.sequence_length)
 
-    def write_predictions(self, model, data, dataset, output, record):
-        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
-        with open(output, "w", encoding="utf-8") as f:
-            for example, row in zip(data.examples, logits, strict=True):
-                line = {
-                    "line": example["line"],
-                    "label": int(np.argmax(row)),
-                    "probabilities": [round(float(p), 6) for p in softmax(row)],
-                }
-                f.write(json.dumps(line) + "\n")
-        known = all(e["label"] is not None for e in data.examples)
-        return {"metrics": self._metrics(data.labels(), logits) if known else None}
+    def prediction(self, logits):
+        return {
+            "label": int(np.argmax(logits)),
+            "probabilities": [round(float(p), 6) for p in softmax(logits)],
+        }

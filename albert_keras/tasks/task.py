@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 
 import keras
@@ -67,6 +68,11 @@ class Task:
 
     def scores(self, model, data, dataset) -> dict:
         """The dev metrics of `model` on `data` (batched as `dataset`)."""
+        logits = model.predict(dataset, verbose=0)["logits"]
+        return self.metrics(data.labels(), np.asarray(logits))
+
+    def metrics(self, labels, logits) -> dict:
+        """The task's metrics of `logits` against `labels`."""
         raise NotImplementedError
 
     def baselines(self, train, dev) -> dict:
@@ -83,10 +89,29 @@ class Task:
         raise NotImplementedError
 
     def write_predictions(self, model, data, dataset, output, record) -> dict:
-        """Predicts `data`, writes `output`, returns counts and metrics."""
+        """Predicts `data`, writes `output` (a JSON line per example, made by
+        `prediction`), returns the metrics where every example has a label."""
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
+        with open(output, "w", encoding="utf-8") as f:
+            for example, row in zip(data.examples, logits, strict=True):
+                line = {"line": example["line"], **self.prediction(row)}
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        known = all(e["label"] is not None for e in data.examples)
+        return {"metrics": self.metrics(data.labels(), logits) if known else None}
+
+    def prediction(self, logits) -> dict:
+        """What one example's prediction line says, from its logits."""
         raise NotImplementedError
 
     # --- Shared ------------------------------------------------------------
+    def packed_dataset(self, make, data, tokenizer, batch_size, training, seed, **kw):
+        """`make` (a `task_datasets` pipeline) over `data`, unlabelled rows as 0."""
+        rows = [dict(e, label=e["label"] or 0) for e in data.examples]
+        length = self.config.sequence_length
+        return make(
+            rows, tokenizer, length, batch_size, training, seed, data.report, **kw
+        )
+
     def fit(self, init, train, dev, output_dir="runs/finetune", vocab=None, **options):
         """Fine-tunes `init` on `train`, keeping the best `dev` epoch.
 
