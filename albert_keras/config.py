@@ -8,6 +8,8 @@ import json
 import os
 from typing import Any
 
+from albert_keras.presets import preset_values
+
 # Activations as the official `modeling.get_activation` understands them, plus
 # `gelu_new`, the name HF gives the same tanh approximation, and `gelu_exact`,
 # the erf GELU (transformers' "gelu", for configs converted from transformers).
@@ -207,7 +209,8 @@ class AlbertConfig:
 
     @classmethod
     def from_preset(cls, name: str, **overrides) -> AlbertConfig:
-        """The config of a named preset (see `albert_keras.presets.PRESETS`)."""
-        from albert_keras.presets import get_preset
+        """The config of a named preset (see `albert_keras.presets.PRESETS`).
 
-        return get_preset(name).replace(**overrides) if overrides else get_preset(name)
+        A new config each call; `overrides` change fields of the preset.
+        """
+        return cls(**{**preset_values(name), **overrides})

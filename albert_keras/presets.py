@@ -1,14 +1,15 @@
 """Named configs: the official v1, v2 and `*_zh` releases, and small ones for tests.
 
-The sizes follow the released `albert_config.json` files; v1 trains with dropout
-0.1, v2 without. The Chinese models use a WordPiece vocabulary of 21128 pieces
-and ReLU. The xlarge head count is ambiguous in the releases (the v2 config says
-32, v1 and the hub pages 16); each preset follows its own release's config.
+Data only: each preset is the dict of `albert_config.json` fields that
+`AlbertConfig.from_preset(name)` builds its config from (fields left out take
+`AlbertConfig`'s defaults). The sizes follow the released `albert_config.json`
+files; v1 trains with dropout 0.1, v2 without. The Chinese models use a
+WordPiece vocabulary of 21128 pieces and ReLU. The xlarge head count is
+ambiguous in the releases (the v2 config says 32, v1 and the hub pages 16);
+each preset follows its own release's config.
 """
 
 from __future__ import annotations
-
-from albert_keras.config import AlbertConfig
 
 _SIZES = {
     # name: (hidden_size, num_hidden_layers, num_attention_heads, intermediate_size)
@@ -39,10 +40,10 @@ def _release(size, version, **overrides):
         initializer_range=0.02,
     )
     values.update(overrides)
-    return AlbertConfig(**values)
+    return values
 
 
-PRESETS: dict[str, AlbertConfig] = {}
+PRESETS: dict[str, dict] = {}
 for _size in _SIZES:
     PRESETS[f"albert_{_size}_v1"] = _release(_size, "v1")
     PRESETS[f"albert_{_size}_v2"] = _release(_size, "v2")
@@ -59,7 +60,7 @@ PRESETS["albert_xxlarge_zh"] = _release(
 # No dropout, as the v2 releases: on CPUs with XLA, dropout's random masks
 # cost as much as the rest of a small model's training step (measured: 31
 # vs 76 seq/s fine-tuning at 16 x 64).
-PRESETS["albert_small"] = AlbertConfig(
+PRESETS["albert_small"] = dict(
     embedding_size=128,
     hidden_size=256,
     num_hidden_layers=4,
@@ -68,7 +69,7 @@ PRESETS["albert_small"] = AlbertConfig(
     hidden_dropout_prob=0.0,
     attention_probs_dropout_prob=0.0,
 )
-PRESETS["albert_tiny"] = AlbertConfig(
+PRESETS["albert_tiny"] = dict(
     vocab_size=1000,
     embedding_size=32,
     hidden_size=64,
@@ -83,12 +84,12 @@ ALIASES = {size: f"albert_{size}_v2" for size in _SIZES}
 ALIASES.update({"small": "albert_small", "tiny": "albert_tiny"})
 
 
-def get_preset(name: str) -> AlbertConfig:
-    """Returns a copy of the named preset's config (aliases: base, large, ...)."""
+def preset_values(name: str) -> dict:
+    """A copy of the named preset's config fields (aliases: base, large, ...)."""
     key = ALIASES.get(name, name)
     if key not in PRESETS:
         raise ValueError(
             f"Unknown preset. Received: {name!r}. "
             f"Allowed: {', '.join(sorted(PRESETS) + sorted(ALIASES))}"
         )
-    return PRESETS[key].replace()
+    return dict(PRESETS[key])

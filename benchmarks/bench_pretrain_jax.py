@@ -218,14 +218,15 @@ def main(argv=None):
 
     import keras
 
+    from albert_keras.config import AlbertConfig
     from albert_keras.models import AlbertBackbone, AlbertPretrainer
-    from albert_keras.presets import get_preset
     from albert_keras.pretraining.corpus_tokenizer import CorpusTokenizer
     from albert_keras.training.loss_curve_plot import LossCurvePlot
     from albert_keras.training.optimizers import create_optimizer
 
     keras.utils.set_random_seed(args.seed)
-    config = get_preset(args.preset).replace(
+    config = AlbertConfig.from_preset(
+        args.preset,
         vocab_size=len(CorpusTokenizer(args.vocab).word_starts),
         max_position_embeddings=max(args.seq_length, 128),
         hidden_dropout_prob=args.dropout,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from albert_keras import AlbertConfig
-from albert_keras.presets import ALIASES, PRESETS, get_preset
+from albert_keras.presets import ALIASES, PRESETS, preset_values
 
 # Verbatim field sets of released configs (values of albert_base v1, v2, zh).
 OFFICIAL_V1_BASE = {
@@ -113,21 +113,48 @@ def test_group_index_uses_the_official_float_formula():
 
 
 def test_presets_and_aliases():
-    assert get_preset("base") == PRESETS["albert_base_v2"]
-    assert get_preset("albert_base_v1").hidden_dropout_prob == 0.1
-    assert get_preset("albert_base_v2").hidden_dropout_prob == 0.0
-    zh = get_preset("albert_xxlarge_zh")
+    from_preset = AlbertConfig.from_preset
+    assert from_preset("base") == AlbertConfig(**PRESETS["albert_base_v2"])
+    assert from_preset("albert_base_v1").hidden_dropout_prob == 0.1
+    assert from_preset("albert_base_v2").hidden_dropout_prob == 0.0
+    zh = from_preset("albert_xxlarge_zh")
     assert (zh.vocab_size, zh.hidden_act, zh.num_attention_heads) == (
         21128,
         "relu",
         16,
     )
-    assert get_preset("albert_xlarge_v2").num_attention_heads == 32
-    assert get_preset("albert_xlarge_v1").num_attention_heads == 16
+    assert from_preset("albert_xlarge_v2").num_attention_heads == 32
+    assert from_preset("albert_xlarge_v1").num_attention_heads == 16
     for name in list(PRESETS) + list(ALIASES):
-        get_preset(name).validate()
+        from_preset(name).validate()
     with pytest.raises(ValueError, match="Unknown preset. Received: 'huge'"):
-        get_preset("huge")
+        from_preset("huge")
     # Presets are copies: changing one does not change the table.
-    get_preset("base").hidden_size = 1
-    assert get_preset("base").hidden_size == 768
+    from_preset("base").hidden_size = 1
+    assert from_preset("base").hidden_size == 768
+    preset_values("base")["hidden_size"] = 1
+    assert preset_values("base")["hidden_size"] == 768
+    # Overrides change fields and are validated.
+    assert from_preset("tiny", vocab_size=60).vocab_size == 60
+    with pytest.raises(ValueError, match="num_attention_heads"):
+        from_preset("tiny", num_attention_heads=3)
+
+
+def test_presets_are_data():
+    """presets.py holds plain values and imports nothing of ours (no cycle
+    with config.py, which builds its configs)."""
+    import ast
+    import inspect
+
+    import albert_keras.presets
+
+    tree = ast.parse(inspect.getsource(albert_keras.presets))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    assert imported == ["__future__"]
+    for values in PRESETS.values():
+        assert all(isinstance(v, (int, float, str)) for v in values.values())

@@ -17,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from albert_keras.pretraining.sentencepiece_text import preprocess_text
+from albert_keras.tokenizers.sentencepiece_text import preprocess_text
 
 SPIECE_UNDERLINE = "\u2581"
 

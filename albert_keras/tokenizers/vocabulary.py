@@ -81,7 +81,7 @@ def train_sentencepiece(
     """
     import sentencepiece as spm
 
-    from albert_keras.pretraining.sentencepiece_text import preprocess_text
+    from albert_keras.tokenizers.sentencepiece_text import preprocess_text
 
     if not isinstance(vocab_size, int) or vocab_size < 6:
         raise ValueError(

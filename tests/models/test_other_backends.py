@@ -74,9 +74,9 @@ def test_other_backend_matches_tensorflow(tmp_path, sharing, backend):
 FIT = """
 import keras, numpy as np
 JIT = keras.backend.backend() != "torch"  # torch.compile is another matter
-from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSquadV2
-from albert_keras.presets import get_preset
-backbone = lambda: AlbertBackbone(get_preset("albert_tiny").replace(vocab_size=60))
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig, AlbertSquadV2
+def backbone():
+    return AlbertBackbone(AlbertConfig.from_preset("albert_tiny", vocab_size=60))
 rng = np.random.default_rng(0)
 x = {"token_ids": rng.integers(5, 60, (32, 12)).astype("int32"),
      "segment_ids": np.zeros((32, 12), "int32"),
@@ -125,11 +125,10 @@ import sys
 sys.modules["tensorflow"] = None  # as on a machine with JAX and no TensorFlow
 import keras, numpy as np
 import albert_keras  # registers the classes Keras already loaded
-from albert_keras import AlbertBackbone, AlbertPretrainer
-from albert_keras.presets import get_preset
+from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
 from albert_keras.training.optimizers import create_optimizer
 out = sys.argv[1]
-config = get_preset("albert_tiny").replace(vocab_size=60)
+config = AlbertConfig.from_preset("albert_tiny", vocab_size=60)
 rng = np.random.default_rng(0)
 ids = rng.integers(5, 60, (32, 12)).astype("int32")
 x = {"token_ids": ids, "segment_ids": np.zeros((32, 12), "int32"),

@@ -74,7 +74,7 @@ BIG_PRESETS = [n for n in PRESETS if n not in SMALL_PRESETS]
 
 
 def _check_preset(name):
-    config = PRESETS[name]
+    config = AlbertConfig.from_preset(name)
     backbone = AlbertBackbone(config)
     assert backbone.count_params() == size(official_variable_shapes(config, False))
     pretrainer = AlbertPretrainer(backbone)
@@ -104,7 +104,7 @@ def test_paper_table1_sizes():
         "albert_xxlarge_v2": 223,
     }
     for name, expected in millions.items():
-        config = PRESETS[name]
+        config = AlbertConfig.from_preset(name)
         total = size(official_variable_shapes(config, heads=False))
         assert round(total / 1e6) == expected, (name, total)
 
@@ -144,8 +144,8 @@ def base_count(embedding_size, sharing, v=30000, h=768, i=3072, layers=12):
 @pytest.mark.parametrize("key", sorted(PAPER))
 def test_paper_tables_3_and_4(key):
     embedding_size, sharing = key
-    config = PRESETS["albert_base_v2"].replace(
-        embedding_size=embedding_size, sharing=sharing
+    config = AlbertConfig.from_preset(
+        "albert_base_v2", embedding_size=embedding_size, sharing=sharing
     )
     backbone = AlbertBackbone(config)
     count = backbone.count_params()
@@ -179,6 +179,6 @@ def test_paper_tables_3_and_4(key):
 def test_parameter_table_matches_built_model(changes):
     from albert_keras.parameter_table import parameter_table
 
-    config = PRESETS["albert_tiny"].replace(**changes)
+    config = AlbertConfig.from_preset("albert_tiny", **changes)
     assert parameter_table(config)["total"] == AlbertBackbone(config).count_params()
     keras.backend.clear_session()

@@ -17,7 +17,7 @@ import types
 
 import tensorflow as tf
 
-from albert_keras.pretraining.sentencepiece_text import preprocess_text  # noqa: F401
+from albert_keras.tokenizers.sentencepiece_text import preprocess_text  # noqa: F401
 
 
 def _import_official(names):

@@ -2,7 +2,8 @@
 
 Used by `albert_keras.tokenizers.vocabulary` (the vocabulary trainer feeds
 SentencePiece what `AlbertTokenizer` will feed it) and by
-`SentencePieceEncoder` (data creation without TensorFlow).
+`albert_keras.pretraining.sentencepiece_encoder` (data creation without
+TensorFlow). `AlbertTokenizer` does the same in the TensorFlow graph.
 """
 
 from __future__ import annotations
