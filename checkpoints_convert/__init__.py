@@ -17,12 +17,12 @@ import importlib as _importlib
 _LAZY = {
     "CheckpointReader": "checkpoints_convert.checkpoint_reader",
     "ConversionError": "checkpoints_convert.conversion_error",
-    "ConversionReport": "checkpoints_convert.loader",
+    "ConversionReport": "checkpoints_convert.conversion_report",
     "HFCheckpointReader": "checkpoints_convert.hf_checkpoint_reader",
     "MODELS": "checkpoints_convert.loader",
     "NAME_TABLE": "checkpoints_convert.name_table",
     "load_official_checkpoint": "checkpoints_convert.loader",
-    "official_weights": "checkpoints_convert.name_table",
+    "official_weights": "checkpoints_convert.official_layout",
     "save_hf_checkpoint": "checkpoints_convert.hf_writer",
     "save_official_checkpoint": "checkpoints_convert.writer",
 }

@@ -17,7 +17,7 @@ from checkpoints_convert.hf_names import (
     albert_config_dict,
     official_name,
 )
-from checkpoints_convert.name_table import TRANSPOSE
+from checkpoints_convert.name_row import TRANSPOSE
 from checkpoints_convert.safetensors_file import SafetensorsFile
 
 HF_CONFIG_FILE = "config.json"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from checkpoints_convert.conversion_error import ConversionError
-from checkpoints_convert.name_table import TRANSPOSE
+from checkpoints_convert.name_row import TRANSPOSE
 
 _OFFICIAL_BLOCK = "bert/encoder/transformer/group_{g}/inner_group_{i}/"
 _HF_BLOCK = "albert.encoder.albert_layer_groups.{g}.albert_layers.{i}."

@@ -11,8 +11,8 @@ import numpy as np
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
 from checkpoints_convert.hf_names import HF_WITHOUT_POOLER, hf_config_dict, hf_key
-from checkpoints_convert.name_table import (
-    TRANSPOSE,
+from checkpoints_convert.name_row import TRANSPOSE
+from checkpoints_convert.official_layout import (
     backbone_of,
     model_heads,
     official_weights,

@@ -3,10 +3,8 @@ ALBERT folder, read under the official names) as a Keras model."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-import re
 import warnings
 
 from albert_keras.config import AlbertConfig
@@ -18,11 +16,17 @@ from albert_keras.models import (
     AlbertSpanQA,
     AlbertSquadV2,
 )
+from checkpoints_convert.checkpoint_problems import (
+    format_problems,
+    missing_and_misshapen,
+    unexpected,
+)
 from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader, is_hf_folder
-from checkpoints_convert.name_table import (
-    TRANSPOSE,
+from checkpoints_convert.name_row import TRANSPOSE
+from checkpoints_convert.official_layout import (
     model_heads,
     official_groups,
     official_weights,
@@ -42,76 +46,6 @@ MODELS = {
 # missing pretraining head is unusual (TF1 Hub modules without the SOP head,
 # transformers#12196), so it starts fresh too, with a warning.
 _FINE_TUNING_HEADS = ("classifier", "span_qa", "squad_v2", "multiple_choice")
-# Official dims that are not config fields, as error messages name them.
-_DIM_NAMES = {
-    "num_classes": "the classifier's `num_classes`",
-    "sop_classes": "the SOP head's 2 classes",
-    "span_outputs": "the SQuAD head's 2 outputs (start, end)",
-    "squad_v2_score": "the SQuAD v2 head's single score",
-    "squad_v2_concat": "twice `hidden_size` (a token and the start token)",
-    "choice_outputs": (
-        "the multiple-choice head's single score (a run_classifier head has "
-        "`num_classes` rows)"
-    ),
-}
-_MAX_LISTED = 12
-
-
-@dataclasses.dataclass(frozen=True)
-class ConversionReport:
-    """What a conversion did, attached to the model as `model.conversion_report`.
-
-    Attributes:
-        checkpoint: the prefix read; `prefix_choice` says how it was found.
-        config_source: where the config came from.
-        model: the Keras class built.
-        loaded: official names assigned to Keras weights.
-        skipped_heads: heads in the checkpoint the model does not have.
-        ignored: optimizer slots, `global_step` and loss-scale state.
-        new_heads: heads of the model absent from the checkpoint, left at
-            their initialization (e.g. a classifier on a pretraining release).
-        vocab_path: the release's SentencePiece model or WordPiece vocabulary.
-
-    Example:
-    >>> model = load_official_checkpoint("albert_base_v2")  # doctest: +SKIP
-    >>> print(model.conversion_report.summary())  # doctest: +SKIP
-    checkpoint: albert_base_v2/model.ckpt-best (the only one)
-    config: albert_base_v2/albert_config.json
-    AlbertBackbone: loaded 25 variables
-    skipped 7 head variables the model has no head for: cls/predictions, ...
-    """
-
-    checkpoint: str
-    prefix_choice: str
-    config_source: str
-    model: str
-    loaded: tuple[str, ...]
-    skipped_heads: tuple[str, ...]
-    ignored: tuple[str, ...]
-    new_heads: tuple[str, ...]
-    vocab_path: str | None
-
-    def summary(self) -> str:
-        lines = [
-            f"checkpoint: {self.checkpoint} ({self.prefix_choice})",
-            f"config: {self.config_source}",
-            f"{self.model}: loaded {len(self.loaded)} variables",
-        ]
-        if self.skipped_heads:
-            heads = sorted({_head_of(n) for n in self.skipped_heads})
-            lines.append(
-                f"skipped {len(self.skipped_heads)} head variables the model has "
-                f"no head for: {', '.join(heads)}"
-            )
-        if self.ignored:
-            lines.append(
-                f"ignored {len(self.ignored)} optimizer / training-state variables"
-            )
-        if self.new_heads:
-            lines.append(
-                f"not in the checkpoint, newly initialized: {', '.join(self.new_heads)}"
-            )
-        return "\n".join(lines)
 
 
 def open_checkpoint(path):
@@ -120,12 +54,6 @@ def open_checkpoint(path):
     if is_hf_folder(path):
         return HFCheckpointReader(path)
     return CheckpointReader(path)
-
-
-def _head_of(name):
-    if name.startswith("cls/"):
-        return "/".join(name.split("/")[:2])
-    return name.split("/")[0] if "/" in name else "root output_weights/output_bias"
 
 
 def _as_config(config, reader):
@@ -263,13 +191,13 @@ def load_official_checkpoint(
             new_heads.append(part)
     if new_heads:
         entries = [e for e in entries if e.row.part not in new_heads]
-    problems = _missing_and_misshapen(entries, reader, config)
+    problems = missing_and_misshapen(entries, reader, config)
     used = {e.name for e in entries}
-    problems += _unexpected(reader, used, config, keras_model)
+    problems += unexpected(reader, used, config, keras_model)
     if problems:
         raise ConversionError(
             f"Cannot load {reader.prefix!r} into {type(keras_model).__name__} "
-            f"(config: {config_source}):\n" + _format(problems)
+            f"(config: {config_source}):\n" + format_problems(problems)
         )
 
     for entry in entries:
@@ -314,138 +242,3 @@ def _new_heads(keras_model, entries, present):
                     stacklevel=3,
                 )
     return new
-
-
-def _missing_and_misshapen(entries, reader, config):
-    """(cause, message) for each table variable absent or of the wrong shape."""
-    present = set(reader.names)
-    stored_groups = _indices(present, r"/transformer/group_(\d+)/")
-    stored_inner = _indices(present, r"/inner_group_(\d+)/")
-    problems = []
-    for entry in entries:
-        name = entry.name
-        if name not in present:
-            problems.append(_missing(name, config, stored_groups, stored_inner))
-            continue
-        stored = reader.shape(name)
-        expected = tuple(entry.variable.shape)
-        if entry.row.transform is TRANSPOSE:
-            expected = expected[::-1]
-        if stored == expected:
-            continue
-        if len(stored) == 2 and stored == expected[::-1]:
-            cause = (
-                f"{name!r} looks transposed: the checkpoint has {list(stored)}, "
-                f"the official layout is {list(expected)} "
-                f"({' x '.join(entry.row.dims)})"
-            )
-            problems.append((f"transposed:{name}", cause))
-            continue
-        fields = []  # one per differing field, even if it sizes two dims
-        for dim, got, want in zip(entry.row.dims, stored, expected, strict=False):
-            label = _DIM_NAMES.get(dim, f"config `{dim}`")
-            field = f"{label} is {want} here, {got} in the checkpoint"
-            if got != want and field not in fields:
-                fields.append(field)
-        if len(stored) != len(expected):
-            fields.append(f"rank {len(expected)} expected, {len(stored)} stored")
-        problems.append(
-            (
-                f"shape:{','.join(fields)}",
-                f"shape mismatch for {name!r}: checkpoint {list(stored)}, model "
-                f"{list(expected)}: {'; '.join(fields)}",
-            )
-        )
-    return problems
-
-
-def _indices(names, pattern):
-    return sorted({int(m.group(1)) for n in names if (m := re.search(pattern, n))})
-
-
-def _missing(name, config, stored_groups, stored_inner):
-    group = re.search(r"/group_(\d+)/inner_group_(\d+)/", name)
-    if group and stored_groups and int(group.group(1)) not in stored_groups:
-        return (
-            "groups",
-            f"missing variable {name!r}: the checkpoint has groups "
-            f"{stored_groups}, the config num_hidden_groups="
-            f"{config.num_hidden_groups} (num_hidden_layers="
-            f"{config.num_hidden_layers}); check num_hidden_groups",
-        )
-    if group and stored_inner and int(group.group(2)) not in stored_inner:
-        return (
-            "inner",
-            f"missing variable {name!r}: the checkpoint has inner groups "
-            f"{stored_inner}, the config inner_group_num={config.inner_group_num}; "
-            "check inner_group_num",
-        )
-    if "embedding_hidden_mapping_in" in name:
-        return (
-            "projection",
-            f"missing variable {name!r}: the config has embedding_size="
-            f"{config.embedding_size} != hidden_size={config.hidden_size}, which "
-            "needs this projection; the checkpoint seems to have embedding_size "
-            "== hidden_size; check embedding_size",
-        )
-    return (
-        f"missing:{name}",
-        f"missing variable {name!r}: not in the checkpoint (a truncated "
-        "checkpoint, or one written by other code?)",
-    )
-
-
-def _unexpected(reader, used, config, keras_model):
-    """(cause, message) for checkpoint variables nothing takes or ignores."""
-    problems = []
-    groups = {g for g, _ in official_groups(config)}
-    for name in reader.names:
-        if name in used or reader.is_optimizer_state(name) or reader.is_head(name):
-            continue
-        group = re.search(r"/group_(\d+)/inner_group_(\d+)/", name)
-        if group and int(group.group(1)) not in groups:
-            cause = (
-                "groups",
-                f"unexpected variable {name!r}: the checkpoint has more groups "
-                f"than the config's num_hidden_groups={config.num_hidden_groups}",
-            )
-        elif group and int(group.group(2)) >= config.inner_group_num:
-            cause = (
-                "inner",
-                f"unexpected variable {name!r}: the checkpoint has more inner "
-                f"groups than the config's inner_group_num={config.inner_group_num}",
-            )
-        elif "embedding_hidden_mapping_in" in name:
-            cause = (
-                "projection",
-                f"unexpected variable {name!r}: the checkpoint projects E -> H "
-                f"but the config has embedding_size == hidden_size "
-                f"({config.hidden_size}); check embedding_size",
-            )
-        else:
-            cause = (
-                f"unknown:{name}",
-                f"unexpected variable {name!r}: not an official ALBERT variable "
-                f"of a {type(keras_model).__name__}",
-            )
-        problems.append(cause)
-    return problems
-
-
-def _format(problems):
-    """One line per cause: the first variable, and how many more share it."""
-    by_cause = {}
-    for cause, message in problems:
-        by_cause.setdefault(cause, []).append(message)
-    lines = []
-    for messages in list(by_cause.values())[:_MAX_LISTED]:
-        names = [re.search(r"'([^']+)'", m).group(1) for m in messages[1:]]
-        more = ""
-        if 0 < len(names) <= 3:
-            more = " (also " + ", ".join(map(repr, names)) + ")"
-        elif names:
-            more = f" (and {len(names)} more like it)"
-        lines.append(f"  - {messages[0]}{more}")
-    if len(by_cause) > _MAX_LISTED:
-        lines.append(f"  - ... and {len(by_cause) - _MAX_LISTED} other problems")
-    return "\n".join(lines)

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from checkpoints_convert.name_table import (
-    TRANSPOSE,
+from checkpoints_convert.name_row import TRANSPOSE
+from checkpoints_convert.official_layout import (
     backbone_of,
     official_config,
     official_weights,

@@ -11,7 +11,8 @@ from albert_keras import (
     AlbertSpanQA,
 )
 from checkpoints_convert import NAME_TABLE, ConversionError, official_weights
-from checkpoints_convert.name_table import TRANSPOSE, official_config
+from checkpoints_convert.name_row import TRANSPOSE
+from checkpoints_convert.official_layout import official_config
 
 HEADS = {
     AlbertBackbone: set(),
