@@ -46,6 +46,16 @@ class ClassificationConfig:
     pairs: bool | None = False
     sequence_length: int = 128
 
+    def __post_init__(self):
+        if self.labels is not None:
+            if self.num_classes is None:
+                self.num_classes = len(self.labels)
+            elif self.num_classes != len(self.labels):
+                raise ValueError(
+                    f"num_classes={self.num_classes} but labels has "
+                    f"{len(self.labels)}: {self.labels[:10]}"
+                )
+
 
 class ClassificationTask(Task):
     """Sentence or sentence-pair classification, or regression (GLUE-style).
@@ -101,6 +111,11 @@ class ClassificationTask(Task):
             if isinstance(r["label"], (int, str)) and not isinstance(r["label"], bool)
         }
         labels = [found[k] for k in sorted(found)]
+        if len(labels) < 2 and self.config.num_classes is None:
+            raise ValueError(
+                f"The training file has {len(labels)} distinct label(s) {labels}: "
+                "classification needs 2 or more (regression: num_classes=1)."
+            )
         if self.config.num_classes not in (None, len(labels)):
             raise ValueError(
                 f"num_classes={self.config.num_classes} but the training file has "

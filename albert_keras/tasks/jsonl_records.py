@@ -36,7 +36,8 @@ def _parsed(source):
     """(number, record or the reason it has none) for each non-empty line."""
     if isinstance(source, (list, tuple)):  # Python dicts, numbered from 1
         for number, record in enumerate(source, start=1):
-            yield number, record
+            # A string here is a bad record, not a reason (as below).
+            yield number, None if isinstance(record, str) else record
         return
     for number, line in enumerate(_open_lines(source), start=1):
         if not line.strip():

@@ -7,9 +7,12 @@ from albert_test_case import max_abs_diff, micro_config, random_inputs
 from numpy_ops import randomize
 
 from albert_keras import AlbertBackbone, AlbertPretrainer
-from albert_keras.tasks.finetune_run import reuse_task_head, with_positions
 from albert_keras.models import AlbertSquadV2
-from albert_keras.models.weight_copy import copy_weights
+from albert_keras.models.weight_copy import (
+    copy_weights,
+    reuse_task_head,
+    with_positions,
+)
 
 
 def pretrainer(positions, seed=None, **changes):

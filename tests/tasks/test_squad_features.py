@@ -1,12 +1,14 @@
 """SQuAD features against the official `squad_utils.convert_examples_to_features`."""
 
+import json
 import os
 import sys
 
 import numpy as np
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import task_file
 
+from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks.data_report import DataReport
 from albert_keras.tasks.span_predictions import decode_spans
 from albert_keras.tasks.squad_features import (
@@ -14,8 +16,7 @@ from albert_keras.tasks.squad_features import (
     squad_dataset,
     squad_features,
 )
-from albert_keras.tasks.task_reader import read_squad_file
-from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks.squad_reader import read_squad_file
 from albert_keras.tokenizers import AlbertTokenizer
 
 LENGTH, STRIDE, QUERY = 128, 64, 32
@@ -24,8 +25,7 @@ TOKENIZER_TESTS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "toke
 
 @pytest.fixture(scope="module")
 def disfl_train():
-    path = os.path.join(shared_data_dir(), "tasks", "disfl_qa", "train.json")
-    examples, _, report = read_squad_file(path, training=True)
+    examples, _, report = read_squad_file(task_file("disfl_qa", "train.json"), True)
     return examples[:240], report
 
 
@@ -143,7 +143,10 @@ def test_gold_positions_decode_to_the_answer(disfl_train):
 
 def test_report_and_dataset(disfl_train):
     examples, report = disfl_train
-    assert report.kept == 5920 and not report.skipped
+    with open(task_file("disfl_qa", "train.json"), encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    questions = sum(len(p["qas"]) for a in data for p in a["paragraphs"])
+    assert report.kept == questions and not report.skipped
     report = DataReport("x")
     features, _ = squad_features(
         examples[:20],

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 from albert_test_case import task_file as _task
 
-from albert_keras.tasks.data_report import DataReport
-from albert_keras.tasks.task_datasets import choice_dataset, text_dataset
-from albert_keras.tasks.task_reader import read_task_file
 from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks import MultipleChoiceTask, task_from_name
+from albert_keras.tasks.task_datasets import choice_dataset, text_dataset
 from albert_keras.tokenizers import AlbertTokenizer
 
 TOKENIZER_TESTS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "tokenizers")
@@ -43,15 +42,13 @@ def _rows(dataset):
     "task, name, length", [("pair", "vitaminc", 48), ("classify", "rt_sentiment", 24)]
 )
 def test_packing_matches_the_official_code(task, name, length):
+    """The task's own pipeline (`Task.dataset`) packs as run_classifier does."""
     official = _official()
-    examples, _, _ = read_task_file(_task(name, "dev.jsonl"), task)
-    examples = examples[:300]
-    report = DataReport("dev")
-    rows, labels = _rows(
-        text_dataset(
-            examples, AlbertTokenizer(SPM_MODEL_PATH), length, 64, report=report
-        )
-    )
+    task = task_from_name(task, sequence_length=length)
+    data = task.read(_task(name, "dev.jsonl"), training=True)
+    examples = data.examples
+    rows, labels = _rows(task.dataset(data, AlbertTokenizer(SPM_MODEL_PATH), 64))
+    report = data.report
     tokenizer = official.tokenization.FullTokenizer(
         None, do_lower_case=True, spm_model_file=SPM_MODEL_PATH
     )
@@ -110,8 +107,9 @@ def test_regression_labels_are_float():
 
 def test_choice_rows_are_context_option_pairs():
     official = _official()
-    examples, choices, _ = read_task_file(_task("social_iqa", "dev.jsonl"), "choice")
-    examples = examples[:40]
+    task = MultipleChoiceTask()
+    examples = task.read(_task("social_iqa", "dev.jsonl"), training=True).examples
+    examples, choices = examples[:40], task.config.num_choices
     dataset = choice_dataset(examples, AlbertTokenizer(SPM_MODEL_PATH), 40, 16)
     features, labels = next(iter(dataset))
     assert features["token_ids"].shape == (16, choices, 40)

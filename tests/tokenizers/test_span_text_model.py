@@ -7,11 +7,11 @@ import tensorflow as tf
 from albert_test_case import max_abs_diff, micro_config, task_file
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA, AlbertSquadV2
-from albert_keras.tasks.span_predictions import decode_spans
-from albert_keras.tasks.squad_features import squad_features
-from albert_keras.tasks.task_reader import read_squad_file
 from albert_keras.models import AlbertSpanTextModel, with_tokenizer
 from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks.span_predictions import decode_spans
+from albert_keras.tasks.squad_features import squad_features
+from albert_keras.tasks.squad_reader import read_squad_file
 from albert_keras.tokenizers import AlbertTokenizer
 
 # Short windows: most disfl_qa contexts need several (stride, max context).
