@@ -133,19 +133,6 @@ class AlbertBackbone(keras.Model):
         """A randomly initialised backbone of a preset's size."""
         return cls(AlbertConfig.from_preset(name, **overrides), dtype=dtype)
 
-    @classmethod
-    def from_official_checkpoint(cls, path, config=None, dtype=None):
-        """Loads a google-research checkpoint (folder, prefix or TF1 Hub module)
-        or a transformers ALBERT folder (`config.json` + `model.safetensors`).
-
-        See `checkpoints_convert.load_official_checkpoint`.
-        """
-        from checkpoints_convert import load_official_checkpoint
-
-        return load_official_checkpoint(
-            path, model="backbone", config=config, dtype=dtype
-        )
-
     def outputs_at(self, inputs, positions, training=None):
         """The backbone outputs, the sequence output only at `positions`.
 

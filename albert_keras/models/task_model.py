@@ -174,16 +174,3 @@ class TaskModel(keras.Model):
         from albert_keras.models.albert_backbone import AlbertBackbone
 
         return cls(AlbertBackbone.from_preset(name, dtype=dtype), **kwargs)
-
-    @classmethod
-    def from_official_checkpoint(cls, path, config=None, dtype=None, **kwargs):
-        """Loads a google-research checkpoint (or a transformers ALBERT folder)
-        with this task's head.
-
-        See `checkpoints_convert.load_official_checkpoint`.
-        """
-        from checkpoints_convert import load_official_checkpoint
-
-        return load_official_checkpoint(
-            path, model=cls, config=config, dtype=dtype, **kwargs
-        )

@@ -111,10 +111,10 @@ def test_backbone_skips_and_reports_the_heads(official, caplog):
     assert max(diffs_against(model, outputs).values()) <= TOLERANCE
 
 
-def test_model_classes_load_through_their_classmethods(official):
+def test_model_classes_load_by_class(official):
     folder = official["groups_l4_g2"]
-    backbone = AlbertBackbone.from_official_checkpoint(folder)
-    pretrainer = AlbertPretrainer.from_official_checkpoint(folder)
+    backbone = load_official_checkpoint(folder, model=AlbertBackbone)
+    pretrainer = load_official_checkpoint(folder, model=AlbertPretrainer)
     for a, b in zip(
         backbone.get_weights(), pretrainer.backbone.get_weights(), strict=True
     ):
