@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
     SENTENCEPIECE_SPECIALS,
     read_sentencepiece_model,
@@ -19,7 +20,7 @@ ASSET_FILE = "spiece.model"
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertTokenizer(keras.layers.Layer):
+class AlbertTokenizer(AlbertTokenizerBase):
     """Text -> ALBERT ids with a SentencePiece model, exactly as `tokenization.py`.
 
     What the official code (`albert-tensorflow` 1.1, `run_classifier` and
@@ -71,10 +72,11 @@ class AlbertTokenizer(keras.layers.Layer):
     ['▁emma', '▁woodhouse', ',', '▁handsome']
     """
 
+    _SPECIALS = SENTENCEPIECE_SPECIALS
+    _NO_VOCABULARY = "no SentencePiece model yet: pass `proto` (a .model path or bytes)"
+
     def __init__(self, proto=None, lowercase=True, **kwargs):
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        self.lowercase = bool(lowercase)
+        super().__init__(lowercase=lowercase, **kwargs)
         self._proto = None
         if proto is not None:
             self.set_proto(proto)
@@ -83,63 +85,17 @@ class AlbertTokenizer(keras.layers.Layer):
         """Loads (and checks) the SentencePiece model: a path or its bytes."""
         import tensorflow_text as tf_text
 
-        self._proto, processor = read_sentencepiece_model(proto)
-        self._pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
-        self._piece_ids = {piece: i for i, piece in enumerate(self._pieces)}
-        self._unk_id = processor.unk_id()
-        self._sp = tf_text.FastSentencepieceTokenizer(_as_scored(self._proto))
-        self._piece_table = tf.constant(self._pieces)
+        proto, processor = read_sentencepiece_model(proto)
+        pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
+        self._sp = tf_text.FastSentencepieceTokenizer(_as_scored(proto))
+        self._proto = proto
+        self._set_tokens(pieces, processor.unk_id())
         # Which pieces `encode_pieces` splits: a property of the vocabulary,
         # computed once with Python's isdigit, as the official code tests.
         self._digit_comma = tf.constant(
-            np.array(
-                [len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in self._pieces]
-            )
+            np.array([len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in pieces])
         )
-        self._comma_id = self._piece_ids.get(",", self._unk_id)
-
-    def _require_vocabulary(self):
-        if self._proto is None:
-            raise ValueError(
-                "This AlbertTokenizer has no SentencePiece model yet: pass "
-                "`proto` (a .model path or bytes), or load a saved model."
-            )
-
-    # --- vocabulary -----------------------------------------------------------
-    def vocabulary_size(self) -> int:
-        """Number of pieces, special tokens included."""
-        self._require_vocabulary()
-        return len(self._pieces)
-
-    def get_vocabulary(self) -> list[str]:
-        """All pieces in id order."""
-        self._require_vocabulary()
-        return list(self._pieces)
-
-    def id_to_token(self, token_id: int) -> str:
-        """The piece of an id."""
-        self._require_vocabulary()
-        if not 0 <= int(token_id) < len(self._pieces):
-            raise ValueError(
-                f"`token_id` must be in [0, {len(self._pieces)}). "
-                f"Received: token_id={token_id}"
-            )
-        return self._pieces[int(token_id)]
-
-    def token_to_id(self, token: str) -> int:
-        """The id of a piece (`<unk>`'s for a string that is not one)."""
-        self._require_vocabulary()
-        return self._piece_ids.get(token, self._unk_id)
-
-    @property
-    def special_token_ids(self) -> dict:
-        """`pad`, `unk`, `cls`, `sep`, `mask` ids (0-4 in the official layout).
-
-        Padding is 0 whatever the model says, as the official code pads.
-        """
-        self._require_vocabulary()
-        ids = {n: self.token_to_id(p) for n, p in SENTENCEPIECE_SPECIALS.items()}
-        return {**ids, "pad": 0, "unk": self._unk_id}
+        self._comma_id = self.token_to_id(",")
 
     # --- the official rules, in the graph -------------------------------------
     def preprocess(self, text):
@@ -189,11 +145,7 @@ class AlbertTokenizer(keras.layers.Layer):
             text = unicode_tables.python_lower(text)
         return text
 
-    def tokenize_pieces(self, inputs):
-        """Official pieces (ragged strings) of a batch of texts."""
-        return tf.gather(self._piece_table, self.call(inputs))
-
-    def _encode(self, text):
+    def _tokenize(self, text):
         ids = self._sp.tokenize(self.preprocess(text))
         ids = tf.RaggedTensor.from_row_splits(
             ids.flat_values, tf.cast(ids.row_splits, tf.int64), validate=False
@@ -210,7 +162,7 @@ class AlbertTokenizer(keras.layers.Layer):
         """`encode_pieces`: "…5," becomes the stem's own pieces, then ","."""
         flat = ids.flat_values
         at = tf.where(hit)[:, 0]
-        stems = tf.gather(self._piece_table, tf.gather(flat, at))
+        stems = tf.gather(self._token_table, tf.gather(flat, at))
         lengths = tf.strings.length(stems) - 1  # the comma is one byte
         stems = tf.strings.substr(stems, tf.zeros_like(lengths), lengths)
         sub = self._sp.tokenize(tf.strings.regex_replace(stems, SPIECE_UNDERLINE, ""))
@@ -236,36 +188,13 @@ class AlbertTokenizer(keras.layers.Layer):
         splits = tf.gather(tf.concat([[0], tf.cumsum(counts)], axis=0), ids.row_splits)
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
-    def __call__(self, inputs, *args, **kwargs):
-        # Python strings and lists are welcome (tf.data map functions too).
-        if isinstance(inputs, (str, bytes, list, tuple)):
-            inputs = tf.convert_to_tensor(inputs, tf.string)
-        return super().__call__(inputs, *args, **kwargs)
-
-    def call(self, inputs):
-        self._require_vocabulary()
-        inputs = tf.convert_to_tensor(inputs, tf.string)
-        ids = self._encode(tf.reshape(inputs, [-1]))
-        return ids[0] if inputs.shape.rank == 0 else ids
-
-    def compute_output_spec(self, inputs):
-        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
-
     def detokenize(self, ids):
         """Ids (ragged or dense [batch, None]) back to text, as SentencePiece decodes.
 
         The text is the preprocessed one (lowercased, accents removed);
         special and padding ids are dropped.
         """
-        self._require_vocabulary()
-        ids = tf.convert_to_tensor(ids) if not isinstance(ids, tf.RaggedTensor) else ids
-        if not isinstance(ids, tf.RaggedTensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        specials = [v for k, v in self.special_token_ids.items() if k != "unk"]
-        keep = tf.reduce_all(
-            tf.stack([ids.flat_values != s for s in specials], axis=0), axis=0
-        )
-        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+        ids = self._without_special_ids(ids)
         return self._sp.detokenize(tf.cast(ids, tf.int32))
 
     # --- saving ---------------------------------------------------------------
@@ -276,9 +205,6 @@ class AlbertTokenizer(keras.layers.Layer):
 
     def load_assets(self, dir_path):
         self.set_proto(os.path.join(dir_path, ASSET_FILE))
-
-    def get_config(self):
-        return {**super().get_config(), "lowercase": self.lowercase}
 
 
 def _as_scored(proto: bytes) -> bytes:

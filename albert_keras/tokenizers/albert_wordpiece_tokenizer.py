@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
     WORDPIECE_SPECIALS,
     read_wordpiece_vocabulary,
@@ -45,7 +46,7 @@ def basic_tokenize(text, lowercase: bool = True):
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertWordPieceTokenizer(keras.layers.Layer):
+class AlbertWordPieceTokenizer(AlbertTokenizerBase):
     """Text -> ids with a WordPiece `vocab.txt`, as the official tokenizer without spm.
 
     The `*_zh` releases ship a WordPiece vocabulary (`vocab_chinese.txt`,
@@ -84,13 +85,18 @@ class AlbertWordPieceTokenizer(keras.layers.Layer):
     [[5, 6, 7, 1]]
     """
 
+    _SPECIALS = WORDPIECE_SPECIALS
+    _NO_VOCABULARY = "no vocabulary yet: pass `vocabulary` (a vocab.txt path or a list)"
+
     def __init__(self, vocabulary=None, lowercase=True, **kwargs):
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        self.lowercase = bool(lowercase)
-        self.vocabulary = None
+        super().__init__(lowercase=lowercase, **kwargs)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
+
+    @property
+    def vocabulary(self) -> list[str] | None:
+        """The tokens in id order (None before a vocabulary is loaded)."""
+        return self._tokens
 
     def set_vocabulary(self, vocabulary):
         """Loads (and checks) the vocabulary: a `vocab.txt` path or a token list."""
@@ -112,53 +118,8 @@ class AlbertWordPieceTokenizer(keras.layers.Layer):
             raise ValueError(
                 f"tf-text cannot build a WordPiece model from this vocabulary: {e}"
             ) from None
-        self.vocabulary = tokens
-        self._ids = {token: i for i, token in enumerate(tokens)}
         self._wordpiece = wordpiece
-        self._token_table = tf.constant(tokens)
-
-    def _require_vocabulary(self):
-        if self.vocabulary is None:
-            raise ValueError(
-                "This AlbertWordPieceTokenizer has no vocabulary yet: pass "
-                "`vocabulary` (a vocab.txt path or a list), or load a saved model."
-            )
-
-    # --- vocabulary -----------------------------------------------------------
-    def vocabulary_size(self) -> int:
-        """Number of distinct tokens (ids run 0 .. size - 1)."""
-        self._require_vocabulary()
-        return len(self.vocabulary)
-
-    def get_vocabulary(self) -> list[str]:
-        """All tokens in id order."""
-        self._require_vocabulary()
-        return list(self.vocabulary)
-
-    def id_to_token(self, token_id: int) -> str:
-        """The token of an id."""
-        self._require_vocabulary()
-        if not 0 <= int(token_id) < len(self.vocabulary):
-            raise ValueError(
-                f"`token_id` must be in [0, {len(self.vocabulary)}). "
-                f"Received: token_id={token_id}"
-            )
-        return self.vocabulary[int(token_id)]
-
-    def token_to_id(self, token: str) -> int:
-        """The id of a token (`[UNK]`'s for a string that is not one)."""
-        self._require_vocabulary()
-        return self._ids.get(token, self._ids["[UNK]"])
-
-    @property
-    def special_token_ids(self) -> dict:
-        """`pad`, `unk`, `cls`, `sep`, `mask` ids (0, 100-103 in vocab_chinese.txt).
-
-        Padding is 0, as the official code pads, whatever token is there.
-        """
-        self._require_vocabulary()
-        ids = {n: self.token_to_id(t) for n, t in WORDPIECE_SPECIALS.items()}
-        return {**ids, "pad": 0}
+        self._set_tokens(tokens)
 
     # --- the official rules, in the graph -------------------------------------
     def preprocess(self, text):
@@ -171,43 +132,21 @@ class AlbertWordPieceTokenizer(keras.layers.Layer):
         # Only " " separates words now; absl's ASCII split takes exactly that.
         return tf.strings.split(self.preprocess(tf.reshape(inputs, [-1])))
 
-    def tokenize_pieces(self, inputs):
-        """Official WordPiece tokens (ragged strings) of a batch of texts."""
-        return tf.gather(self._token_table, self.call(inputs))
-
-    def __call__(self, inputs, *args, **kwargs):
-        if isinstance(inputs, (str, bytes, list, tuple)):
-            inputs = tf.convert_to_tensor(inputs, tf.string)
-        return super().__call__(inputs, *args, **kwargs)
-
-    def call(self, inputs):
-        self._require_vocabulary()
-        inputs = tf.convert_to_tensor(inputs, tf.string)
-        words = self.tokenize_words(inputs)
+    def _tokenize(self, texts):
+        words = self.tokenize_words(texts)
         too_long = tf.strings.length(words.flat_values, "UTF8_CHAR") > (
             MAX_CHARS_PER_WORD
         )
         flat = tf.where(too_long, "[UNK]", words.flat_values)
         pieces = self._wordpiece.tokenize(flat)
-        ids = words.with_flat_values(pieces).merge_dims(1, 2)
-        return ids[0] if inputs.shape.rank == 0 else ids
-
-    def compute_output_spec(self, inputs):
-        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
+        return words.with_flat_values(pieces).merge_dims(1, 2)
 
     def detokenize(self, ids):
         """Ids (ragged or dense [batch, None]) to text: tokens joined, "##" glued.
 
         Special and padding ids are dropped; `[UNK]` stays.
         """
-        self._require_vocabulary()
-        if not isinstance(ids, tf.RaggedTensor):
-            ids = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
-        specials = [v for k, v in self.special_token_ids.items() if k != "unk"]
-        keep = tf.reduce_all(
-            tf.stack([ids.flat_values != s for s in specials], axis=0), axis=0
-        )
-        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+        ids = self._without_special_ids(ids)
         text = tf.strings.reduce_join(
             tf.gather(self._token_table, ids), axis=-1, separator=" "
         )
@@ -221,6 +160,3 @@ class AlbertWordPieceTokenizer(keras.layers.Layer):
 
     def load_assets(self, dir_path):
         self.set_vocabulary(os.path.join(dir_path, ASSET_FILE))
-
-    def get_config(self):
-        return {**super().get_config(), "lowercase": self.lowercase}

@@ -1,0 +1,132 @@
+"""`AlbertTokenizerBase`: the vocabulary API both ALBERT tokenizers share."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+class AlbertTokenizerBase(keras.layers.Layer):
+    """Text -> ids, in the graph: the part of a tokenizer that is not its rules.
+
+    `AlbertTokenizer` (SentencePiece) and `AlbertWordPieceTokenizer`
+    (WordPiece) subclass it. It holds the tokens in id order and answers the
+    vocabulary questions (`vocabulary_size`, `get_vocabulary`, `id_to_token`,
+    `token_to_id`, `special_token_ids`), takes Python strings and lists as
+    inputs, returns ragged int32 ids (1-D for a scalar) and drops special ids
+    before detokenizing.
+
+    A subclass loads its vocabulary file and calls `_set_tokens`, and defines
+    `_tokenize(texts)` (a 1-D string tensor -> ragged ids), `preprocess`,
+    `detokenize` and its assets (`save_assets` / `load_assets`). It sets
+    `_SPECIALS` (name -> token of `pad`, `unk`, `cls`, `sep`, `mask`) and
+    `_NO_VOCABULARY` (the error's words when the vocabulary is missing).
+
+    Args:
+        lowercase: bool. `do_lower_case` of the official tokenizers.
+    """
+
+    _SPECIALS: dict[str, str] = {}
+    _NO_VOCABULARY = "no vocabulary yet"
+
+    def __init__(self, lowercase=True, **kwargs):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        self.lowercase = bool(lowercase)
+        self._tokens = None
+
+    def _set_tokens(self, tokens: list[str], unk_id: int | None = None) -> None:
+        """Makes `tokens` (in id order) the vocabulary.
+
+        Strings that are not tokens get `unk_id` (default: the id of the
+        `unk` special token).
+        """
+        token_ids = {token: i for i, token in enumerate(tokens)}
+        if unk_id is None:
+            unk_id = token_ids[self._SPECIALS["unk"]]
+        self._tokens = list(tokens)
+        self._token_ids = token_ids
+        self._unk_id = int(unk_id)
+        self._token_table = tf.constant(self._tokens)
+
+    def _require_vocabulary(self):
+        if self._tokens is None:
+            raise ValueError(
+                f"This {type(self).__name__} has {self._NO_VOCABULARY}, "
+                "or load a saved model."
+            )
+
+    # --- vocabulary -----------------------------------------------------------
+    def vocabulary_size(self) -> int:
+        """Number of tokens, special tokens included (ids run 0 .. size - 1)."""
+        self._require_vocabulary()
+        return len(self._tokens)
+
+    def get_vocabulary(self) -> list[str]:
+        """All tokens in id order."""
+        self._require_vocabulary()
+        return list(self._tokens)
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token of an id."""
+        self._require_vocabulary()
+        if not 0 <= int(token_id) < len(self._tokens):
+            raise ValueError(
+                f"`token_id` must be in [0, {len(self._tokens)}). "
+                f"Received: token_id={token_id}"
+            )
+        return self._tokens[int(token_id)]
+
+    def token_to_id(self, token: str) -> int:
+        """The id of a token (the unknown token's for a string that is not one)."""
+        self._require_vocabulary()
+        return self._token_ids.get(token, self._unk_id)
+
+    @property
+    def special_token_ids(self) -> dict:
+        """`pad`, `unk`, `cls`, `sep`, `mask` ids.
+
+        Padding is 0, as the official code pads, whatever token is there.
+        """
+        self._require_vocabulary()
+        ids = {name: self.token_to_id(t) for name, t in self._SPECIALS.items()}
+        return {**ids, "pad": 0, "unk": self._unk_id}
+
+    # --- tokenizing -----------------------------------------------------------
+    def tokenize_pieces(self, inputs):
+        """The official tokens (ragged strings) of a batch of texts."""
+        return tf.gather(self._token_table, self.call(inputs))
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Python strings and lists are welcome (tf.data map functions too).
+        if isinstance(inputs, (str, bytes, list, tuple)):
+            inputs = tf.convert_to_tensor(inputs, tf.string)
+        return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs):
+        self._require_vocabulary()
+        inputs = tf.convert_to_tensor(inputs, tf.string)
+        ids = self._tokenize(tf.reshape(inputs, [-1]))
+        return ids[0] if inputs.shape.rank == 0 else ids
+
+    def _tokenize(self, texts):
+        """Ragged int32 ids [batch, None] of a 1-D string tensor."""
+        raise NotImplementedError
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
+
+    def _without_special_ids(self, ids):
+        """Ids (ragged or dense [batch, None]) as a ragged tensor without the
+        special and padding ids (the unknown token's stays)."""
+        self._require_vocabulary()
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
+        specials = [v for k, v in self.special_token_ids.items() if k != "unk"]
+        keep = tf.reduce_all(
+            tf.stack([ids.flat_values != s for s in specials], axis=0), axis=0
+        )
+        return tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+
+    def get_config(self):
+        return {**super().get_config(), "lowercase": self.lowercase}
