@@ -10,7 +10,7 @@ Example:
 ... )
 """
 
-import importlib as _importlib
+from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
 # PEP 562: each piece is imported when first asked for, so the modules that
 # need no TensorFlow (`hf_names`, used by the JAX benchmark) work without it.
@@ -28,14 +28,4 @@ _LAZY = {
 }
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'checkpoints_convert' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)

@@ -1,12 +1,11 @@
-"""Tokenizers, packing and text-in models (see README.md here).
+"""Tokenizers and packing (see README.md here).
 
 The names are imported on first use: the vocabulary modules
 (`vocabulary_files`, `vocabulary`) load without TensorFlow, so data creation
 and `albert-keras vocab` can read and check a vocabulary without it.
 """
 
-import importlib as _importlib
-import importlib.util as _importlib_util
+from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
 _LAZY = {
     "AlbertPacker": "albert_keras.tokenizers.albert_packer",
@@ -29,16 +28,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    # PEP 562: the TensorFlow layers are imported when first asked for.
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("_") and _importlib_util.find_spec(f"{__name__}.{name}"):
-        return _importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'albert_keras.tokenizers' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)

@@ -5,8 +5,7 @@ strategies and the pretraining checkpoint need TensorFlow and are imported on
 first use, so `albert_keras.training` also loads where TensorFlow is absent.
 """
 
-import importlib
-
+from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
@@ -20,11 +19,7 @@ _NEEDS_TENSORFLOW = {
     "get_strategy": "albert_keras.training.strategies",
 }
 
-
-def __getattr__(name):
-    if name in _NEEDS_TENSORFLOW:
-        return getattr(importlib.import_module(_NEEDS_TENSORFLOW[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_attributes(__name__, _NEEDS_TENSORFLOW)
 
 
 __all__ = [
