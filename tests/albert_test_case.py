@@ -3,43 +3,52 @@
 `run_layer_test` and `run_model_test` give each class the same checks in a few
 lines: config round trip with identical outputs, symbolic vs eager calls,
 `.keras` save/load with identical outputs, and a `fit` step that changes the
-weights.
+weights. `task_file` and `corpus_path` find the small real data of `tests/data`.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
 
 import keras
 import numpy as np
-import pytest
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
-def shared_data_dir() -> str:
-    """The project's real text data (`../shared/data` beside the repository).
-
-    `ALBERT_KERAS_SHARED_DATA` overrides; a missing folder is a failure that
-    says where it was looked for, never a silent skip.
-    """
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    candidates = [
-        os.environ.get("ALBERT_KERAS_SHARED_DATA", ""),
-        os.path.join(repo, "..", "shared", "data"),
-        "/work/shared/data",
-    ]
-    for candidate in candidates:
-        if candidate and os.path.isdir(os.path.join(candidate, "pretrain")):
-            return os.path.abspath(candidate)
-    pytest.fail(
-        "The shared text data is not found (looked in "
-        f"{[c for c in candidates if c]}); set ALBERT_KERAS_SHARED_DATA."
-    )
+def data_dir() -> str:
+    """The repository's `tests/data`: small slices of real text and task data
+    (see its README for what each file is and where it comes from)."""
+    return DATA_DIR
 
 
 def task_file(name: str, split: str) -> str:
-    """A file of `../shared/data/tasks`, e.g. task_file("rt_sentiment", "dev.jsonl")."""
-    return os.path.join(shared_data_dir(), "tasks", name, split)
+    """A file of `tests/data/tasks`, e.g. task_file("rt_sentiment", "dev.jsonl")."""
+    return os.path.join(DATA_DIR, "tasks", name, split)
+
+
+def corpus_path(name: str) -> str:
+    """A pretraining text of `tests/data/pretrain`, e.g. "en_brown.txt".
+
+    "en_austen.txt" is the package's embedded corpus (all six novels, gzipped):
+    it ships with albert_keras, so tests/data holds no copy.
+    """
+    if name == "en_austen.txt":
+        from albert_keras.sample_text import CORPUS_PATH
+
+        return CORPUS_PATH
+    return os.path.join(DATA_DIR, "pretrain", name)
+
+
+def corpus_paragraphs(name: str) -> list[str]:
+    """The non-empty lines (paragraphs) of `corpus_path(name)`, in order."""
+    path = corpus_path(name)
+    with (gzip.open if path.endswith(".gz") else open)(
+        path, "rt", encoding="utf-8"
+    ) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
 
 
 def micro_config(vocab_size=60, **changes):

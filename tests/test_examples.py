@@ -1,4 +1,4 @@
-"""Every script in examples/ runs on the shared task data (tiny model, few steps)."""
+"""Every script in examples/ runs on the tasks of tests/data (tiny model, one epoch)."""
 
 import os
 import runpy
@@ -6,7 +6,7 @@ import sys
 
 import keras
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import data_dir
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 SMALL = ["--init", "albert_tiny", "--epochs", "1"]
@@ -28,7 +28,7 @@ def test_every_example_is_tested():
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_example_runs(script, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    argv = [script, "--data", shared_data_dir(), *SMALL, *CASES[script]]
+    argv = [script, "--data", data_dir(), *SMALL, *CASES[script]]
     if "--output" in open(os.path.join(EXAMPLES, script)).read():
         argv += ["--output", str(tmp_path / "out")]
     monkeypatch.setattr(sys, "argv", argv)

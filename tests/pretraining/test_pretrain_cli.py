@@ -103,12 +103,14 @@ def test_bad_vocabulary_and_held_out_flags_are_clear(tmp_path, capsys, extra, me
 
 
 def _brown_documents(count, paragraphs):
-    from albert_test_case import shared_data_dir
+    """The first documents of tests/data's Brown slice (16 of 10 paragraphs)."""
+    from albert_test_case import corpus_path
 
     from albert_keras.pretraining.text_documents import read_documents
 
-    path = os.path.join(shared_data_dir(), "pretrain", "en_brown.txt")
-    return [doc[:paragraphs] for doc in read_documents(path)[:count]]
+    documents = read_documents(corpus_path("en_brown.txt"))
+    assert len(documents) >= count
+    return [doc[:paragraphs] for doc in documents[:count]]
 
 
 def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, capsys):
@@ -119,7 +121,7 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
 
     from albert_keras.tokenizers.vocabulary import train_sentencepiece
 
-    documents = _brown_documents(12, 12)
+    documents = _brown_documents(12, 10)
     corpus = tmp_path / "brown.txt"
     corpus.write_text(
         "\n\n".join("\n".join(doc) for doc in documents) + "\n", encoding="utf-8"
@@ -168,7 +170,7 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     # learning rate the saved model is the one it started from.
     other = tmp_path / "other.txt"
     other.write_text(
-        "\n\n".join("\n".join(doc) for doc in _brown_documents(20, 8)[12:]) + "\n",
+        "\n\n".join("\n".join(doc) for doc in _brown_documents(16, 8)[12:]) + "\n",
         encoding="utf-8",
     )
     init = os.path.join(out, "pretrainer.keras")
@@ -209,11 +211,10 @@ def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
 def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path):
     """Chinese text with a WordPiece vocab.txt: the model gets its size, so the
     pretrainer.keras fine-tunes with the vocab.txt written beside it."""
-    from albert_test_case import shared_data_dir
+    from albert_test_case import corpus_path
 
-    source = os.path.join(shared_data_dir(), "pretrain", "zh_sanguo.txt")
-    with open(source, encoding="utf-8") as f:
-        text = "".join(f.readline() for _ in range(60))
+    with open(corpus_path("zh_sanguo.txt"), encoding="utf-8") as f:
+        text = f.read()  # three chapters
     corpus = tmp_path / "zh.txt"
     corpus.write_text(text, encoding="utf-8")
     vocab = build_wordpiece_vocabulary([str(corpus)], str(tmp_path / "zh_vocab.txt"))

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 import sentencepiece as spm
-from albert_test_case import shared_data_dir
+from albert_test_case import corpus_path
 from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from albert_keras.pretraining.sentencepiece_encoder import SentencePieceEncoder
@@ -30,9 +30,9 @@ def official_ids(model, lines, lower):
 
 
 def corpus_lines(name, count):
-    """`count` segments spread over a shared corpus, as create-data reads them."""
-    path = os.path.join(shared_data_dir(), "pretrain", name)
-    lines = [line for document in read_documents(path) for line in document]
+    """`count` segments spread over a corpus (all of a small one), as
+    create-data reads them."""
+    lines = [line for doc in read_documents(corpus_path(name)) for line in doc]
     return lines[:: max(1, len(lines) // count)][:count]
 
 
@@ -75,9 +75,10 @@ def test_english_ids_identical_to_official(english_lines, lower):
     theirs = official_ids(SPM_MODEL_PATH, lines, lower)
     misses = [line for line, a, b in zip(lines, ours, theirs, strict=True) if a != b]
     assert not misses, misses[:3]
-    # Both preprocessing paths ran.
-    assert sum(not line.isascii() for line in lines) > 20
-    assert sum(len(row) for row in ours) > 100_000
+    # Both preprocessing paths ran (non-ASCII: 4 edge lines and 2 news
+    # paragraphs), on tens of thousands of ids.
+    assert sum(not line.isascii() for line in lines) >= 5
+    assert sum(len(row) for row in ours) > 50_000
 
 
 def test_unicode_special_characters_identical_to_official():
@@ -107,7 +108,7 @@ def test_digit_comma_resplit_identical_to_official(digit_comma_model, lower):
     plain = spm.SentencePieceProcessor(model_file=digit_comma_model)
     plain_ids = plain.encode(encoder.preprocess(lines))
     changed = sum(a != b for a, b in zip(ours, plain_ids, strict=True))
-    assert changed > 50, changed
+    assert changed >= 5, changed  # 7 of the news and edge lines
     comma = encoder.token_to_id(",")
     assert sum(row.count(comma) for row in ours) > sum(
         row.count(comma) for row in plain_ids

@@ -1,10 +1,9 @@
 """Session fixtures: real text, and vocabularies trained on it by our own trainers."""
 
-import os
 import sys
 
 import pytest
-from albert_test_case import shared_data_dir
+from albert_test_case import corpus_paragraphs
 
 from albert_keras.tokenizers.vocabulary import (
     OFFICIAL_OPTIONS,
@@ -40,16 +39,16 @@ EDGE_CASES = [
 
 
 def corpus_lines(name, count, offset=0):
-    path = os.path.join(shared_data_dir(), "pretrain", name)
-    with open(path, encoding="utf-8") as f:
-        lines = [line.rstrip("\n") for line in f if line.strip()]
+    """`count` paragraphs spread evenly over a corpus (all of a small one)."""
+    lines = corpus_paragraphs(name)
     step = max(1, len(lines) // count)
     return lines[offset::step][:count]
 
 
 @pytest.fixture(scope="session")
 def english():
-    """2,000 real paragraphs from each English corpus (not the training ones)."""
+    """Real paragraphs of each English corpus: 2,000 spread over Austen's
+    novels; every paragraph but the first of the small tests/data slices."""
     return {
         name: corpus_lines(name, 2000, offset=1)
         for name in ("en_austen.txt", "en_brown.txt", "en_news.txt")
@@ -58,7 +57,7 @@ def english():
 
 @pytest.fixture(scope="session")
 def chinese():
-    """2,000 real paragraphs from each Chinese corpus."""
+    """Every paragraph but the first of the two Chinese slices of tests/data."""
     return {
         name: corpus_lines(name, 2000, offset=1)
         for name in ("zh_sanguo.txt", "zh_peoples_daily_199801.txt")
