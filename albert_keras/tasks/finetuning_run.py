@@ -231,7 +231,9 @@ def _write_outputs(task, model, splits, result, vocab, output_dir, options):
     }
     with open(os.path.join(output_dir, "settings.json"), "w") as f:
         json.dump(settings, f, indent=2, default=_plain)
-    shutil.copy(vocab, os.path.join(output_dir, os.path.basename(vocab)))
+    beside = os.path.join(output_dir, os.path.basename(vocab))
+    if not os.path.exists(beside) or not os.path.samefile(vocab, beside):
+        shutil.copy(vocab, beside)
     task.result = result
     if options.export and result["epochs_run"]:
         task.export(os.path.join(output_dir, "savedmodel"))
