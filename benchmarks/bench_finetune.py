@@ -1,26 +1,31 @@
 """Fine-tuning: dev results of a pretrained small ALBERT vs random init vs baselines.
 
-For every task in ../shared/data/tasks, fine-tunes (`run_finetuning`, the
-code of `albert-keras finetune`) the same small model twice: from a
-pretrained `pretrainer.keras` (of `albert-keras pretrain`) and from random
-initialization with the same vocabulary, and prints the best dev epoch of
-each next to the majority-class (or always-no-answer) baseline. Then it
-times fine-tuning steps of `AlbertClassifier` against keras-hub's
-`AlbertTextClassifier` on the same packed batches, in the same process.
+For every data set of DATA/tasks (`--data-dir`, else $ALBERT_KERAS_DATA, else
+`../shared/data` beside the repository), fine-tunes the same model twice with
+the code of `albert-keras finetune` (the task of `task_from_name`, trained by
+`run_finetuning`): from a pretrained `pretrainer.keras` (of `albert-keras
+pretrain`) and from random initialization (`--preset`) with the same
+vocabulary. It prints the best dev epoch of each, their ratio, the task's
+baseline (majority class, training mean, always no answer) and the better
+run's ratio to it. Then it times fine-tuning steps of `AlbertClassifier`
+against keras-hub's `AlbertTextClassifier` on the same packed batches, in the
+same process.
 
     python benchmarks/bench_finetune.py --pretrained runs/pretrain/pretrainer.keras \\
         [--zh-pretrained runs/pretrain_zh/pretrainer.keras] [--train-examples 4000]
 
-Without --pretrained, `albert-keras pretrain` (the embedded default job) runs
-first. Chinese (zh_sentiment) needs a model pretrained with a WordPiece
-vocabulary (--zh-pretrained; its vocab.txt beside it); without one it runs
-from random init only, with a vocabulary learned from its training texts.
+Without --pretrained, `albert-keras pretrain` (the embedded default job, with
+`--preset`) runs first; `--random-only` runs from random init only. Chinese
+(zh_sentiment) needs a model pretrained with a WordPiece vocabulary
+(--zh-pretrained; its vocab.txt beside it); without one it runs from random
+init only, with a vocabulary learned from its training texts.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
+import collections
+import dataclasses
 import json
 import os
 import sys
@@ -31,266 +36,133 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from albert_keras.tasks import task_from_name  # noqa: E402
+from albert_keras.tasks.finetuning_run import run_finetuning  # noqa: E402
 from albert_keras.tasks.span_predictions import NULL_SCORES  # noqa: E402
+from checkpoints_convert.backbone_loader import find_vocabulary  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# task name -> (task type, train file, dev file, monitored metric, target)
-TASKS = {
-    "rt_sentiment": ("classify", "train.jsonl", "dev.jsonl", "accuracy", 0.70),
-    "vitaminc": ("pair", "train.jsonl", "dev.jsonl", "accuracy", None),
-    "social_iqa": ("choice", "train.jsonl", "dev.jsonl", "accuracy", None),
-    "disfl_qa": ("squad", "train.json", "dev.json", "best_f1", None),
-    "zh_sentiment": ("classify", "train.jsonl", "dev.jsonl", "accuracy", 0.80),
+DataSet = collections.namedtuple(
+    "DataSet", "task fields train dev target language", defaults=(None, "en")
+)
+# Data set -> the `albert-keras finetune --task` name and config fields, its
+# files, the accuracy aimed at and the language of the pretrained model it takes.
+DATA_SETS = {
+    "rt_sentiment": DataSet("classify", {}, "train.jsonl", "dev.jsonl", 0.70),
+    "vitaminc": DataSet("pair", {}, "train.jsonl", "dev.jsonl"),
+    "social_iqa": DataSet("choice", {}, "train.jsonl", "dev.jsonl"),
+    "disfl_qa": DataSet("squad", {}, "train.json", "dev.json"),
+    "zh_sentiment": DataSet("classify", {}, "train.jsonl", "dev.jsonl", 0.80, "zh"),
 }
 
 
-def _default_data():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.environ.get(
-        "ALBERT_KERAS_SHARED_DATA", os.path.join(here, "..", "shared", "data")
-    )
-
-
-def _pretrain_default(output_dir):
+def _pretrain_default(args):
     from albert_keras.cli import main
 
+    output_dir = os.path.join(args.output, "pretrain")
     print(f"No --pretrained: running `albert-keras pretrain` into {output_dir}")
-    if main(["pretrain", "--output-dir", output_dir]):
+    if main(["pretrain", "--output-dir", output_dir, "--preset", args.preset]):
         raise SystemExit("albert-keras pretrain failed")
     return os.path.join(output_dir, "pretrainer.keras")
 
 
-def _zh_vocabulary(train_file, output_dir):
+def _task(args, data_set):
+    """The data set's task; the flags set the config fields it has."""
+    task = task_from_name(data_set.task, **data_set.fields)
+    flags = {
+        "sequence_length": args.sequence_length,
+        "head": args.squad_head,
+        "null_window_fraction": args.null_window_fraction,
+        "null_score": args.null_score,
+    }
+    fields = {k: v for k, v in flags.items() if hasattr(task.config, k)}
+    task.config = dataclasses.replace(task.config, **fields)
+    return task
+
+
+def _runs(args, name, train_file):
+    """(label, init, vocab) of the data set's runs: pretrained, then random init."""
     from albert_keras.tokenizers import build_wordpiece_vocabulary
 
-    os.makedirs(output_dir, exist_ok=True)
-    return build_wordpiece_vocabulary(
-        [train_file], os.path.join(output_dir, "zh_vocab.txt"), vocab_size=8000
-    )
-
-
-def _plan(args):
-    """(name, task, train, dev, init label, init, vocab) of every run."""
-    from albert_keras.tasks.finetune_run import find_vocabulary
-
-    plan = []
-    for name in args.tasks:
-        task, train, dev, _, _ = TASKS[name]
-        folder = os.path.join(args.data, "tasks", name)
-        train, dev = os.path.join(folder, train), os.path.join(folder, dev)
-        pretrained = args.zh_pretrained if name.startswith("zh_") else args.pretrained
-        if pretrained is not None:
-            vocab = find_vocabulary(pretrained, None)
-            plan.append((name, task, train, dev, "pretrained", pretrained, vocab))
-        else:
-            vocab = _zh_vocabulary(train, args.output)
-        plan.append((name, task, train, dev, "random", "albert_small", vocab))
-    return plan
-
-
-def _finetune_args(args, task, train, dev, init, vocab):
-    return dict(
-        task=task,
-        train=train,
-        dev=dev,
-        init=init,
-        vocab=vocab,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        warmup_fraction=0.1,
-        sequence_length=args.sequence_length,
-        max_train_examples=args.train_examples,
-        max_dev_examples=args.dev_examples,
-        patience=args.epochs,
-        head=args.squad_head,
-        seed=0,
-        doc_stride=64,
-        max_query_length=32,
-        max_answer_length=30,
-        null_window_fraction=args.null_window_fraction,
-        null_score=args.null_score,
-        start_n_top=5,
-        end_n_top=5,
-    )
-
-
-def prepare(args):
-    """Tokenizes and packs every task here (TensorFlow), for `--from-prepared`.
-
-    Writes DIR/<task>.pkl (packed numpy features, labels, what scoring needs)
-    and copies the pretrained models and vocabularies, so that training and
-    evaluation can run where TensorFlow is absent (e.g. JAX on a GPU).
-    """
-    import pickle
-    import shutil
-
-    from albert_keras.tasks.finetune_run import _Task
-    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-
-    os.makedirs(args.prepare, exist_ok=True)
-    done = set()
-    for name, task, train, dev, label, init, vocab in _plan(args):
-        if name in done:  # both runs of a task share its data
-            continue
-        done.add(name)
-        settings = _finetune_args(args, task, train, dev, init, vocab)
-        job = _Task(task, settings, load_tokenizer(vocab))
-        job.read()
-        state = {
-            "name": name,
-            "settings": settings,
-            "train": _materialize(job.train_data),
-            "dev": _materialize(job.dev_data),
-            "labels": job.labels,
-            "baselines": job.baselines(),
-            "vocabulary_size": job.tokenizer.vocabulary_size(),
-        }
-        if task == "squad":
-            for key in ("dev_features", "dev_contexts", "dev_examples", "dev_json"):
-                state[key] = getattr(job, key)
-        else:
-            state["dev_labels"] = job.dev_labels
-            state["train_labels"] = job.train_labels
-        if label == "pretrained":
-            folder = "pretrained_zh" if name.startswith("zh_") else "pretrained_en"
-            os.makedirs(os.path.join(args.prepare, folder), exist_ok=True)
-            shutil.copy(init, os.path.join(args.prepare, folder, "pretrainer.keras"))
-            state["pretrained"] = f"{folder}/pretrainer.keras"
-        state["train"], state["dev"] = _compact(state["train"]), _compact(state["dev"])
-        with gzip.open(os.path.join(args.prepare, f"{name}.pkl.gz"), "wb") as f:
-            pickle.dump(state, f)
-        rows = len(next(iter(state["train"][0].values())))
-        print(f"prepared {name}: {rows} training rows", flush=True)
-
-
-def _compact(tree):
-    """Integer arrays in their smallest dtype (ids < 65536): small to carry."""
-
-    def shrink(v):
-        if v.dtype.kind in "iu" and v.size and v.min() >= 0:
-            return v.astype("uint8" if v.max() < 256 else "uint16")
-        return v
-
-    return keras.tree.map_structure(shrink, tree)
-
-
-def _widen(tree):
-    def widen(v):
-        return v.astype("int32") if v.dtype in (np.uint8, np.uint16) else v
-
-    return keras.tree.map_structure(widen, tree)
-
-
-def _materialize(dataset):
-    """One pass of a (features, targets) tf.data pipeline as numpy arrays."""
-    batches = list(dataset.as_numpy_iterator())
-    return keras.tree.map_structure(lambda *v: np.concatenate(v), *batches)
-
-
-def from_prepared(args):
-    """Fine-tunes from `prepare`'s files with any Keras backend; no TensorFlow."""
-    import glob
-    import pickle
-
-    from albert_keras.tasks.dev_evaluation import DevEvaluation
-    from albert_keras.tasks.finetune_run import MONITOR, _Task, load_backbone
-    from albert_keras.training.optimizers import create_optimizer
-
-    rows = {}
-    for path in sorted(glob.glob(os.path.join(args.from_prepared, "*.pkl.gz"))):
-        with gzip.open(path, "rb") as f:
-            state = pickle.load(f)
-        state["train"], state["dev"] = _widen(state["train"]), _widen(state["dev"])
-        name, settings = state["name"], state["settings"]
-        task = settings["task"]
-        inits = {"random": "albert_small"}
-        if state.get("pretrained"):
-            inits = {
-                "pretrained": os.path.join(args.from_prepared, state["pretrained"]),
-                **inits,
-            }
-        row = rows.setdefault(
-            name, {"task": name, "metric": MONITOR[task], "target": TASKS[name][4]}
-        )
-        for label, init in inits.items():
-            if label in row:
-                continue
-            keras.backend.clear_session()
-            keras.utils.set_random_seed(0)
-            job = _Task(task, settings, tokenizer=None)
-            job.labels = state["labels"]
-            x_dev, _ = state["dev"]
-            job.dev_data = x_dev
-            for key in ("dev_features", "dev_contexts", "dev_examples", "dev_json"):
-                if key in state:
-                    setattr(job, key, state[key])
-            if task != "squad":
-                job.dev_labels = state["dev_labels"]
-                job.train_labels = state["train_labels"]
-            backbone = load_backbone(
-                init, state["vocabulary_size"], settings["sequence_length"]
-            )
-            model, losses, weights = job.build(backbone)
-            x, y = state["train"]
-            steps = -(-len(next(iter(x.values()))) // settings["batch_size"])
-            steps *= settings["epochs"]
-            model.compile(
-                optimizer=create_optimizer(
-                    "adamw", settings["learning_rate"], steps, steps // 10
-                ),
-                loss=losses,
-                loss_weights=weights,
-                jit_compile=True,
-            )
-            evaluation = DevEvaluation(job.score)
-            started = time.perf_counter()
-            model.fit(
-                x,
-                y,
-                batch_size=settings["batch_size"],
-                epochs=settings["epochs"],
-                shuffle=True,
-                callbacks=[evaluation],
-                verbose=args.verbose,
-            )
-            seconds = time.perf_counter() - started
-            best = max(evaluation.history, key=lambda h: h[row["metric"]])
-            _record(row, label, best, seconds, state["baselines"])
-            print(f"{name} {label}: {best} ({seconds:.0f} s)", flush=True)
-    return list(rows.values())
-
-
-def _record(row, label, best, seconds, baselines):
-    """Puts one run's best dev metric and the task's baseline into its row."""
-    row[label] = best.get(row["metric"])
-    row[f"{label}_all"] = best
-    row[f"{label}_seconds"] = seconds
-    baseline_name, baseline = next(iter(baselines.items()))
-    key = "f1" if row["metric"] == "best_f1" else row["metric"]
-    row["baseline"] = f"{baseline_name} {baseline[key]:.3f}"
-    row["baseline_value"] = baseline[key]  # the scale of the metric (F1: 0-100)
+    language = DATA_SETS[name].language
+    pretrained = {"en": args.pretrained, "zh": args.zh_pretrained}[language]
+    if pretrained is not None and not args.random_only:
+        vocab = find_vocabulary(pretrained)
+        return [("pretrained", pretrained, vocab), ("random", args.preset, vocab)]
+    if language == "en":
+        return [("random", args.preset, find_vocabulary(args.preset))]
+    # The embedded vocabulary is English: learn a WordPiece one (as *_zh).
+    os.makedirs(args.output, exist_ok=True)
+    path = os.path.join(args.output, f"{name}_vocab.txt")
+    return [("random", args.preset, build_wordpiece_vocabulary([train_file], path))]
 
 
 def quality(args):
-    from albert_keras.tasks.finetune_run import run_finetuning
+    """One table row per data set: best dev metric of each run and the baseline."""
+    rows = []
+    for name in args.tasks:
+        data_set = DATA_SETS[name]
+        folder = os.path.join(args.data_dir, "tasks", name)
+        train = os.path.join(folder, data_set.train)
+        dev = os.path.join(folder, data_set.dev)
+        row = {"task": name, "target": data_set.target}
+        for label, init, vocab in _runs(args, name, train):
+            print(f"\n=== {name}: {label} ({init})", flush=True)
+            keras.backend.clear_session()
+            task = _task(args, data_set)
+            result = run_finetuning(
+                task,
+                train,
+                dev,
+                init=init,
+                output_dir=os.path.join(args.output, f"{name}_{label}"),
+                vocab=vocab,
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                learning_rate=args.learning_rate,
+                max_train_examples=args.train_examples,
+                max_dev_examples=args.dev_examples,
+                patience=args.epochs,
+                verbose=args.verbose,
+            )
+            _record(row, label, task.monitor, result)
+        rows.append(row)
+    return rows
 
-    rows = {}
-    for name, task, train, dev, label, init, vocab in _plan(args):
-        _, _, _, metric, target = TASKS[name]
-        row = rows.setdefault(name, {"task": name, "metric": metric, "target": target})
-        print(f"\n=== {name}: {label} ({init})", flush=True)
-        keras.backend.clear_session()
-        result = run_finetuning(
-            **_finetune_args(args, task, train, dev, init, vocab),
-            output_dir=os.path.join(args.output, f"{name}_{label}"),
-            verbose=args.verbose,
+
+def _record(row, label, metric, result):
+    """Puts one run's best dev metric and the task's first baseline into its row."""
+    row["metric"] = metric
+    row[label] = result["best"].get(metric)
+    row[f"{label}_all"] = result["best"]
+    row[f"{label}_seconds"] = result["train_seconds"]
+    name, baseline = next(iter(result["baselines"].items()))
+    # SQuAD's best_f1 is the f1 at the best threshold: the baseline's f1.
+    value = baseline.get(metric, baseline.get(metric.removeprefix("best_")))
+    row["baseline"] = f"{name} {value:.3f}"
+    row["baseline_value"] = value  # on the metric's scale (SQuAD F1: 0-100)
+
+
+def print_table(rows):
+    print(
+        f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}{'ratio':>8}"
+        f"{'vs base':>9}  baseline (target)"
+    )
+    for row in rows:
+        pre, rand = row.get("pretrained"), row.get("random")
+        form = ".1f" if row["metric"] == "best_f1" else ".3f"  # SQuAD F1: 0-100
+        cells = [f"{v:{form}}" if v is not None else "-" for v in (pre, rand)]
+        ratio = f"{pre / rand:.2f}x" if pre is not None and rand else "-"
+        best = max((v for v in (pre, rand) if v is not None), default=None)
+        base = row["baseline_value"]
+        versus = f"{best / base:.2f}x" if best is not None and base else "-"
+        target = f" (target {row['target']})" if row["target"] else ""
+        print(
+            f"{row['task']:<14}{row['metric']:<10}{cells[0]:>11}{cells[1]:>9}"
+            f"{ratio:>8}{versus:>9}  {row['baseline']}{target}"
         )
-        _record(
-            row, label, result["best"], result["train_seconds"], result["baselines"]
-        )
-    return list(rows.values())
 
 
 def speed(args):
@@ -302,8 +174,8 @@ def speed(args):
     from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
 
     # keras-hub's backbone has no dropout by default; ours as v2 (also none).
-    small = AlbertConfig.from_preset(
-        "albert_small",
+    config = AlbertConfig.from_preset(
+        args.preset,
         vocab_size=30000,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
@@ -322,18 +194,18 @@ def speed(args):
         return data.batch(args.batch_size).cache().repeat().prefetch(2)
 
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    ours = AlbertClassifier(AlbertBackbone(small), num_classes=2)
+    ours = AlbertClassifier(AlbertBackbone(config), num_classes=2)
     ours.compile(
         optimizer=keras.optimizers.AdamW(1e-4), loss={"logits": loss}, jit_compile=True
     )
     hub = keras_hub.models.AlbertTextClassifier(
         keras_hub.models.AlbertBackbone(
             vocabulary_size=30000,
-            num_layers=small.num_hidden_layers,
-            num_heads=small.num_attention_heads,
-            embedding_dim=small.embedding_size,
-            hidden_dim=small.hidden_size,
-            intermediate_dim=small.intermediate_size,
+            num_layers=config.num_hidden_layers,
+            num_heads=config.num_attention_heads,
+            embedding_dim=config.embedding_size,
+            hidden_dim=config.hidden_size,
+            intermediate_dim=config.intermediate_size,
         ),
         num_classes=2,
         preprocessor=None,
@@ -343,6 +215,7 @@ def speed(args):
         [(ours, dataset({"logits": y})), (hub, dataset(y))], 20, args.repeats
     )
     return {
+        "preset": args.preset,
         "batch": args.batch_size,
         "length": length,
         "ours_seq_per_s": ours_steps * args.batch_size,
@@ -360,12 +233,26 @@ def _device():
     return "cpu"
 
 
-def main():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=_default_data())
+    default_data = os.environ.get("ALBERT_KERAS_DATA") or os.path.join(
+        REPOSITORY, "..", "shared", "data"
+    )
+    parser.add_argument(
+        "--data-dir",
+        "--data",
+        default=os.path.normpath(default_data),
+        help="the folder whose tasks/<data set>/ holds the files",
+    )
     parser.add_argument("--pretrained", help="pretrainer.keras (English)")
     parser.add_argument("--zh-pretrained", help="pretrainer.keras (WordPiece, zh)")
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--random-only", action="store_true", help="no pretrained runs")
+    parser.add_argument(
+        "--preset", default="albert_small", help="the random-init model's"
+    )
+    parser.add_argument(
+        "--tasks", nargs="+", default=list(DATA_SETS), choices=DATA_SETS
+    )
     parser.add_argument("--train-examples", type=int, default=4000)
     parser.add_argument("--dev-examples", type=int)
     parser.add_argument("--epochs", type=int, default=3)
@@ -391,57 +278,30 @@ def main():
     parser.add_argument(
         "--speed-only", action="store_true", help="only the seq/s comparison"
     )
-    parser.add_argument(
-        "--prepare", metavar="DIR", help="only tokenize and pack into DIR (needs TF)"
-    )
-    parser.add_argument(
-        "--from-prepared",
-        metavar="DIR",
-        help="fine-tune from --prepare's DIR with any Keras backend (no TF needed)",
-    )
     parser.add_argument("--verbose", type=int, default=2)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
     started = time.perf_counter()
-    if args.prepare:
-        prepare(args)
-        return
-    if args.speed_only:
-        rows = []
-    elif args.from_prepared:
-        rows = from_prepared(args)
-        args.skip_speed = True
-    else:
-        english = [t for t in args.tasks if not t.startswith("zh_")]
-        if args.pretrained is None and english:
-            args.pretrained = _pretrain_default(os.path.join(args.output, "pretrain"))
+    rows = []
+    if not args.speed_only:
+        english = [t for t in args.tasks if DATA_SETS[t].language == "en"]
+        if args.pretrained is None and english and not args.random_only:
+            args.pretrained = _pretrain_default(args)
         rows = quality(args)
+        print_table(rows)
     result = {
         "settings": vars(args),
         "backend": keras.backend.backend(),
         "device": _device(),
         "tasks": rows,
     }
-    if rows:
-        print(
-            f"\n{'task':<14}{'metric':<10}{'pretrained':>11}{'random':>9}"
-            f"{'ratio':>8}  baseline (target)"
-        )
-    for row in rows:
-        pre, rand = row.get("pretrained"), row.get("random")
-        # SQuAD F1 on its own 0-100 scale, as its baseline is printed.
-        form = ".1f" if row["metric"] == "best_f1" else ".3f"
-        cells = [f"{v:{form}}" if v is not None else "-" for v in (pre, rand)]
-        ratio = f"{pre / rand:.2f}x" if pre is not None and rand else "-"
-        target = f" (target {row['target']})" if row["target"] else ""
-        print(
-            f"{row['task']:<14}{row['metric']:<10}{cells[0]:>11}{cells[1]:>9}"
-            f"{ratio:>8}  {row['baseline']}{target}"
-        )
     if not args.skip_speed:
-        result["speed"] = speed(args)
-        s = result["speed"]
+        result["speed"] = s = speed(args)
         print(
-            f"\nfine-tuning steps, small config, batch {s['batch']} x {s['length']}: "
+            f"\nfine-tuning steps, {s['preset']}, batch {s['batch']} x {s['length']}: "
             f"ours {s['ours_seq_per_s']:.1f} seq/s, keras-hub AlbertTextClassifier "
             f"{s['keras_hub_seq_per_s']:.1f} seq/s: ratio {s['ratio']:.2f}x "
             f"({s['cpu_ratio']:.2f}x per CPU-second)"

@@ -2,24 +2,18 @@
 
     python examples/choice_social_iqa.py [--init runs/pretrain/pretrainer.keras]
 
-Every option is packed with its context, `[CLS] context question [SEP]
-option [SEP]`, into a [batch, 3, length] input; `AlbertMultipleChoice` runs
-them all through the backbone and scores each option.
+`MultipleChoiceTask` packs every option with its context, `[CLS] context
+question [SEP] option [SEP]`, into a [batch, 3, length] input;
+`AlbertMultipleChoice` runs them all through the backbone and scores each
+option. `task.fit` trains it and exports a SavedModel on raw strings.
 """
 
 import argparse
 import os
 
-import keras
-import numpy as np
+import tensorflow as tf
 
-from albert_keras import AlbertMultipleChoice
-from albert_keras.tasks.finetune_run import find_vocabulary, load_backbone
-from albert_keras.tasks.task_datasets import choice_dataset
-from albert_keras.tasks.task_reader import read_task_file
-from albert_keras.models import with_tokenizer
-from albert_keras.tokenizers import load_tokenizer
-from albert_keras.training.optimizers import create_optimizer
+from albert_keras.tasks import MultipleChoiceTask
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument(
@@ -34,34 +28,28 @@ parser.add_argument("--output", default="runs/example_choice")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "social_iqa")
-train, choices, report = read_task_file(os.path.join(folder, "train.jsonl"), "choice")
-dev, _, _ = read_task_file(os.path.join(folder, "dev.jsonl"), "choice", choices)
-print(report.summary())  # three training records have 2 or 4 options: skipped
-
-tokenizer = load_tokenizer(find_vocabulary(args.init, args.vocab))
-train_data = choice_dataset(train, tokenizer, 64, 16, training=True)
-dev_data = choice_dataset(dev, tokenizer, 64, 32)
-model = AlbertMultipleChoice(
-    load_backbone(args.init, tokenizer.vocabulary_size()), num_choices=choices
+# Records with 2 or 4 options are skipped, and counted in the printed report.
+task = MultipleChoiceTask(num_choices=3, sequence_length=64)
+result = task.fit(
+    args.init,
+    os.path.join(folder, "train.jsonl"),
+    os.path.join(folder, "dev.jsonl"),
+    output_dir=args.output,
+    vocab=args.vocab,
+    epochs=args.epochs,
+    batch_size=16,
+    learning_rate=5e-5,
 )
-steps = args.epochs * -(-len(train) // 16)
-model.compile(
-    optimizer=create_optimizer("adamw", 5e-5, steps, steps // 10),
-    loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
-    metrics={"logits": ["sparse_categorical_accuracy"]},
+best, majority = result["best"], result["baselines"]["majority_class"]
+print(
+    f"dev accuracy {best['accuracy']:.3f} (chance {1 / 3:.3f}, most common "
+    f"answer position {majority['accuracy']:.3f})"
 )
-# shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
-# apply to a tf.data.Dataset otherwise).
-model.fit(train_data, validation_data=dev_data, epochs=args.epochs, shuffle=False)
-predicted = np.argmax(model.predict(dev_data)["logits"], axis=-1)
-accuracy = np.mean(predicted == [e["label"] for e in dev])
-print(f"dev accuracy {accuracy:.3f} (chance {1 / choices:.3f})")
 
-# Raw strings in: a context and its options, one score per option.
-text_model = with_tokenizer(model, tokenizer, 64)
-question = {"context": [dev[0]["context"]], "options": [dev[0]["options"]]}
-print(text_model.predict(question, verbose=0)["logits"])
-os.makedirs(args.output, exist_ok=True)
-text_model.export(
-    os.path.join(args.output, "savedmodel"), verbose=False
-)  # serve(context [batch], options [batch, 3])
+# The SavedModel that `fit` wrote: serve(context [batch], options [batch, 3]).
+served = tf.saved_model.load(os.path.join(args.output, "savedmodel"))
+context = "Jordan walked home in the rain without an umbrella. How did Jordan feel?"
+options = ["wet and annoyed", "proud of the weather", "sleepy"]
+logits = served.serve(tf.constant([context]), tf.constant([options]))["logits"]
+probabilities = tf.nn.softmax(logits)[0].numpy().round(3).tolist()
+print(dict(zip(options, probabilities, strict=True)))
