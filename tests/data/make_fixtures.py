@@ -18,13 +18,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 # pretrain/<file>: (documents, paragraphs kept per document; None = all).
-# en_austen.txt is not copied: the package embeds all of it
-# (albert_keras/data/en_austen.txt.gz).
+# Only public-domain or freely redistributable text: en_austen.txt is not
+# copied (the package embeds all of it, albert_keras/data/en_austen.txt.gz),
+# and the shared en_news.txt (articles scraped from news sites) and
+# zh_peoples_daily_199801.txt (research use) are left out.
 PRETRAIN = {
-    "en_brown.txt": (16, 10),
-    "en_news.txt": (20, None),
-    "zh_sanguo.txt": (3, None),
-    "zh_peoples_daily_199801.txt": (5, None),
+    "en_brown.txt": (48, 10),
+    "zh_sanguo.txt": (8, None),
 }
 
 # tasks/<name>/<split>.jsonl: records kept, in file order, with each label's

@@ -103,7 +103,7 @@ def test_bad_vocabulary_and_held_out_flags_are_clear(tmp_path, capsys, extra, me
 
 
 def _brown_documents(count, paragraphs):
-    """The first documents of tests/data's Brown slice (16 of 10 paragraphs)."""
+    """The first documents of tests/data's Brown slice (48 of 10 paragraphs)."""
     from albert_test_case import corpus_path
 
     from albert_keras.pretraining.text_documents import read_documents
@@ -214,7 +214,7 @@ def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path):
     from albert_test_case import corpus_path
 
     with open(corpus_path("zh_sanguo.txt"), encoding="utf-8") as f:
-        text = f.read()  # three chapters
+        text = f.read()  # eight chapters
     corpus = tmp_path / "zh.txt"
     corpus.write_text(text, encoding="utf-8")
     vocab = build_wordpiece_vocabulary([str(corpus)], str(tmp_path / "zh_vocab.txt"))

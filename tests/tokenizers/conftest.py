@@ -3,7 +3,7 @@
 import sys
 
 import pytest
-from albert_test_case import corpus_paragraphs
+from albert_test_case import corpus_paragraphs, corpus_path
 
 from albert_keras.tokenizers.vocabulary import (
     OFFICIAL_OPTIONS,
@@ -38,6 +38,12 @@ EDGE_CASES = [
 ]
 
 
+# The two parts of the zh_sanguo.txt slice (the first 8 chapters of 三国演义)
+# that the Chinese tests read as two texts.
+SANGUO_EARLY = "zh_sanguo.txt, chapters 1-3"
+SANGUO_LATER = "zh_sanguo.txt, chapters 4-8"
+
+
 def corpus_lines(name, count, offset=0):
     """`count` paragraphs spread evenly over a corpus (all of a small one)."""
     lines = corpus_paragraphs(name)
@@ -45,22 +51,32 @@ def corpus_lines(name, count, offset=0):
     return lines[offset::step][:count]
 
 
+def corpus_documents(name):
+    """The documents of a corpus (lists of paragraphs, split at blank lines)."""
+    with open(corpus_path(name), encoding="utf-8") as f:
+        documents = f.read().split("\n\n")
+    return [[p for p in d.split("\n") if p.strip()] for d in documents if d.strip()]
+
+
 @pytest.fixture(scope="session")
 def english():
     """Real paragraphs of each English corpus: 2,000 spread over Austen's
-    novels; every paragraph but the first of the small tests/data slices."""
+    novels; every paragraph but the first of the small Brown slice."""
     return {
         name: corpus_lines(name, 2000, offset=1)
-        for name in ("en_austen.txt", "en_brown.txt", "en_news.txt")
+        for name in ("en_austen.txt", "en_brown.txt")
     }
 
 
 @pytest.fixture(scope="session")
 def chinese():
-    """Every paragraph but the first of the two Chinese slices of tests/data."""
+    """Two parts of the Chinese slice of tests/data: chapters 1-3 but their
+    first paragraph (the title), and chapters 4-8 whole."""
+    chapters = corpus_documents("zh_sanguo.txt")
+    assert len(chapters) == 8, len(chapters)
     return {
-        name: corpus_lines(name, 2000, offset=1)
-        for name in ("zh_sanguo.txt", "zh_peoples_daily_199801.txt")
+        SANGUO_EARLY: [p for chapter in chapters[:3] for p in chapter][1:],
+        SANGUO_LATER: [p for chapter in chapters[3:] for p in chapter],
     }
 
 
@@ -78,19 +94,15 @@ def spm_models(tmp_path_factory):
     """
     folder = tmp_path_factory.mktemp("spm")
     corpus = folder / "corpus.txt"
-    text = (
-        corpus_lines("en_news.txt", 300)
-        + corpus_lines("en_brown.txt", 800)
-        + corpus_lines("en_austen.txt", 800)
-    )
+    text = corpus_lines("en_brown.txt", 1000) + corpus_lines("en_austen.txt", 800)
     corpus.write_text("\n".join(text), encoding="utf-8")
-    news = folder / "news.txt"
-    news.write_text("\n".join(corpus_lines("en_news.txt", 400)), encoding="utf-8")
+    brown = folder / "brown.txt"
+    brown.write_text("\n".join(corpus_lines("en_brown.txt", 1000)), encoding="utf-8")
     return {
         "uncased": train_sentencepiece(corpus, str(folder / "uncased"), 3000, True),
         "cased": train_sentencepiece(corpus, str(folder / "cased"), 3000, False),
         "digit_comma": train_sentencepiece(
-            news,
+            brown,
             str(folder / "digit_comma"),
             2000,
             False,
@@ -105,11 +117,7 @@ def wordpiece_vocab(tmp_path_factory):
     """A WordPiece vocab.txt (release layout) from Chinese and some English text."""
     folder = tmp_path_factory.mktemp("wordpiece")
     corpus = folder / "zh.txt"
-    text = (
-        corpus_lines("zh_sanguo.txt", 1500)
-        + corpus_lines("zh_peoples_daily_199801.txt", 3000)
-        + corpus_lines("en_news.txt", 150)
-    )
+    text = corpus_lines("zh_sanguo.txt", 1500) + corpus_lines("en_brown.txt", 150)
     corpus.write_text("\n".join(text), encoding="utf-8")
     return build_wordpiece_vocabulary(corpus, folder / "vocab.txt", 8000)
 

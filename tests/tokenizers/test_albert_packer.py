@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from albert_test_case import task_file
+from conftest import SANGUO_LATER
 from official_tokenization import (
     official_classifier_features,
     official_squad_features,
@@ -83,7 +84,7 @@ def test_pairs_pack_as_run_classifier(spm_models, pairs, length, lower):
 def test_wordpiece_pairs_pack_as_run_classifier(
     wordpiece_vocab, chinese, length, lower
 ):
-    lines = chinese["zh_peoples_daily_199801.txt"][:200]
+    lines = chinese[SANGUO_LATER][:200]
     pairs = list(zip(lines[::2], lines[1::2], strict=False))  # an odd one left
     official = tokenization.FullTokenizer(wordpiece_vocab, do_lower_case=lower)
     expected = official_classifier_features(official, pairs, length, False, lower)
@@ -91,7 +92,7 @@ def test_wordpiece_pairs_pack_as_run_classifier(
     packer = AlbertPacker.for_tokenizer(tokenizer, length)
     ours = packer(tokenizer([a for a, _ in pairs]), tokenizer([b for _, b in pairs]))
     case = "uncased" if lower else "cased"
-    what = f"WordPiece pair packing, peoples_daily, {case}, length {length}"
+    what = f"WordPiece pair packing, zh_sanguo 4-8, {case}, length {length}"
     assert_packed_as_official(ours, expected, what)
 
 

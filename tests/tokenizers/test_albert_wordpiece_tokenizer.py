@@ -46,7 +46,7 @@ def compare(vocab, lower, lines, label):
 def test_real_chinese_matches_official(wordpiece_vocab, chinese, english, lower):
     for name, lines in chinese.items():
         compare(wordpiece_vocab, lower, lines + MIXED + EDGE_CASES, name)
-    compare(wordpiece_vocab, lower, english["en_news.txt"][:500], "en_news.txt")
+    compare(wordpiece_vocab, lower, english["en_brown.txt"][:500], "en_brown.txt")
 
 
 @pytest.mark.parametrize("lower", [True, False])

@@ -36,7 +36,7 @@ LENGTH = 32
 @pytest.fixture(scope="module")
 def long_text():
     """About 1 MB of real English paragraphs in one string."""
-    lines = corpus_lines("en_news.txt", 3000) + corpus_lines("en_austen.txt", 3000)
+    lines = corpus_lines("en_brown.txt", 3000) + corpus_lines("en_austen.txt", 3000)
     text, size = [], 0
     for line in lines:
         text.append(line)

@@ -58,7 +58,7 @@ def test_cased_sentencepiece(tmp_path):
 
 
 def test_wordpiece_vocabulary_with_the_release_layout(tmp_path, capsys):
-    # tests/data holds three chapters (50 paragraphs): 40 to train, 10 held out.
+    # tests/data holds eight chapters (117 paragraphs): 40 to train, 77 held out.
     path, held_out = corpus(tmp_path, "zh_sanguo.txt", 40)
     out = str(tmp_path / "zh")
     assert (
