@@ -101,7 +101,7 @@ def _summary(pattern, max_seq_length, max_predictions):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = [
-        os.environ.get("ALBERT_KERAS_SHARED_DATA", ""),
+        os.environ.get("ALBERT_KERAS_DATA", ""),
         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"),
         "/work/shared/data",
     ]
@@ -132,7 +132,7 @@ def main():
     if not args.input or not os.path.isfile(args.input):
         parser.error(
             f"input {args.input!r} not found: pass --input or set "
-            "ALBERT_KERAS_SHARED_DATA to the shared data folder"
+            "ALBERT_KERAS_DATA to the shared data folder"
         )
 
     from albert_keras.sample_text import SPM_MODEL_PATH

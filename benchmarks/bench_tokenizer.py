@@ -36,7 +36,7 @@ from albert_keras.tokenizers import AlbertTokenizer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.environ.get(
-    "ALBERT_KERAS_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data")
+    "ALBERT_KERAS_DATA", os.path.join(HERE, "..", "..", "shared", "data")
 )
 CORPORA = ("en_news.txt", "en_brown.txt", "en_austen.txt")
 
