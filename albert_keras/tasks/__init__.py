@@ -1,60 +1,33 @@
 """Fine-tuning tasks, one class each (see README.md here).
 
+The names load on first use (`from albert_keras.tasks import
+ClassificationTask`), so `albert-keras` parses its arguments without loading
+Keras and TensorFlow.
+
 >>> from albert_keras.tasks import ClassificationTask
 >>> task = ClassificationTask(num_classes=2, text_fields=("text",))
 >>> task.config.sequence_length
 128
 """
 
-from albert_keras.tasks.classification_task import (
-    ClassificationConfig,
-    ClassificationTask,
-)
-from albert_keras.tasks.finetuning_options import FinetuningOptions
-from albert_keras.tasks.multiple_choice_task import (
-    MultipleChoiceConfig,
-    MultipleChoiceTask,
-)
-from albert_keras.tasks.squad_task import SquadConfig, SquadTask
-from albert_keras.tasks.task import Task
+from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
-TASK_CLASSES = {
-    cls.__name__: cls for cls in (ClassificationTask, MultipleChoiceTask, SquadTask)
+_LAZY = {
+    "ClassificationConfig": "albert_keras.tasks.classification_task",
+    "ClassificationTask": "albert_keras.tasks.classification_task",
+    "FinetuningOptions": "albert_keras.tasks.finetuning_options",
+    "MultipleChoiceConfig": "albert_keras.tasks.multiple_choice_task",
+    "MultipleChoiceTask": "albert_keras.tasks.multiple_choice_task",
+    "SquadConfig": "albert_keras.tasks.squad_task",
+    "SquadTask": "albert_keras.tasks.squad_task",
+    "TASK_CLASSES": "albert_keras.tasks.task_names",
+    "TASK_NAMES": "albert_keras.tasks.task_names",
+    "Task": "albert_keras.tasks.task",
+    "run_finetuning": "albert_keras.tasks.finetuning_run",
+    "run_prediction": "albert_keras.tasks.prediction_run",
+    "task_from_name": "albert_keras.tasks.task_names",
 }
 
-# The task names of `albert-keras finetune --task`: a class and its settings.
-TASK_NAMES = {
-    "classify": (ClassificationTask, {"pairs": False}),
-    "pair": (ClassificationTask, {"pairs": True}),
-    "regress": (ClassificationTask, {"num_classes": 1, "pairs": None}),
-    "choice": (MultipleChoiceTask, {}),
-    "squad": (SquadTask, {}),
-}
+__all__ = sorted(_LAZY)
 
-
-def task_from_name(name: str, **fields) -> Task:
-    """The task `albert-keras finetune --task NAME` trains, with config `fields`.
-
-    Example:
-    >>> task_from_name("regress").regression
-    True
-    """
-    if name not in TASK_NAMES:
-        raise ValueError(f"Unknown task {name!r}. Allowed: {', '.join(TASK_NAMES)}")
-    cls, preset = TASK_NAMES[name]
-    return cls(**{**preset, **fields})
-
-
-__all__ = [
-    "TASK_CLASSES",
-    "TASK_NAMES",
-    "ClassificationConfig",
-    "ClassificationTask",
-    "FinetuningOptions",
-    "MultipleChoiceConfig",
-    "MultipleChoiceTask",
-    "SquadConfig",
-    "SquadTask",
-    "Task",
-    "task_from_name",
-]
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from albert_keras.models.albert_span_text_model import NULL_SCORES
-
 TASKS = ("classify", "pair", "regress", "choice", "squad")
 
 
@@ -78,7 +76,6 @@ def add_parser(subparsers):
     squad.add_argument(
         "--null-score",
         default="official",
-        choices=NULL_SCORES,
         help="no-answer score thresholded on dev: official (v2: the answer-class "
         "logit); span_adjusted: that minus the best span's log probability, so "
         "confident spans are answered",

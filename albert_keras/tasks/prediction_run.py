@@ -19,7 +19,8 @@ import json
 import math
 import os
 
-from albert_keras.tasks import Task, task_from_name
+from albert_keras.tasks.task import Task
+from albert_keras.tasks.task_names import task_from_name
 
 # The task of a model saved without a run folder beside it.
 _MODEL_TASKS = {
@@ -68,6 +69,8 @@ def _task_of(model, settings, sequence_length):
         task_name, fields = _MODEL_TASKS[name]
         if name == "AlbertClassifier":
             fields = {"num_classes": model.num_classes, "pairs": None}
+            if model.num_classes > 1:  # class i is label i
+                fields["labels"] = list(range(model.num_classes))
         elif name == "AlbertMultipleChoice":
             fields = {"num_choices": model.num_choices}
         task = task_from_name(task_name, **fields)

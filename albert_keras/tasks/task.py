@@ -147,7 +147,7 @@ class Task:
     @staticmethod
     def from_config(config: dict) -> Task:
         """The task a `get_config` dict describes."""
-        from albert_keras.tasks import TASK_CLASSES
+        from albert_keras.tasks.task_names import TASK_CLASSES
 
         name = config.get("class")
         if name not in TASK_CLASSES:

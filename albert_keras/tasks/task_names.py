@@ -1,0 +1,34 @@
+"""The task classes by name, and the `--task` names of `albert-keras finetune`."""
+
+from __future__ import annotations
+
+from albert_keras.tasks.classification_task import ClassificationTask
+from albert_keras.tasks.multiple_choice_task import MultipleChoiceTask
+from albert_keras.tasks.squad_task import SquadTask
+from albert_keras.tasks.task import Task
+
+TASK_CLASSES = {
+    cls.__name__: cls for cls in (ClassificationTask, MultipleChoiceTask, SquadTask)
+}
+
+# The task names of `albert-keras finetune --task`: a class and its settings.
+TASK_NAMES = {
+    "classify": (ClassificationTask, {"pairs": False}),
+    "pair": (ClassificationTask, {"pairs": True}),
+    "regress": (ClassificationTask, {"num_classes": 1, "pairs": None}),
+    "choice": (MultipleChoiceTask, {}),
+    "squad": (SquadTask, {}),
+}
+
+
+def task_from_name(name: str, **fields) -> Task:
+    """The task `albert-keras finetune --task NAME` trains, with config `fields`.
+
+    Example:
+    >>> task_from_name("regress").regression
+    True
+    """
+    if name not in TASK_NAMES:
+        raise ValueError(f"Unknown task {name!r}. Allowed: {', '.join(TASK_NAMES)}")
+    cls, preset = TASK_NAMES[name]
+    return cls(**{**preset, **fields})
