@@ -9,10 +9,20 @@ albert-keras create-data --input 'corpus/*.txt' --output data/ --max-seq-length 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+
+from albert_keras.pretraining.pretraining_data_options import PretrainingDataOptions
+
+# The `PretrainingDataOptions` fields `data_options` leaves out: `tokenizer` (a
+# Python object, no flag), and `split_sentences` and `verbose`, which each
+# command sets by its own rules.
+_LEFT_TO_THE_COMMAND = ("tokenizer", "split_sentences", "verbose")
 
 
 def add_data_arguments(parser, **defaults) -> None:
     """The data-creation flags (the official script's, with dashes).
+
+    Defaults are those of `PretrainingDataOptions`.
 
     Args:
         parser: an `argparse.ArgumentParser`.
@@ -24,17 +34,18 @@ def add_data_arguments(parser, **defaults) -> None:
     >>> parser.parse_args(["--seed", "3"]).dupe_factor
     2
     """
-    values = dict(
-        max_seq_length=512,
-        max_predictions_per_seq=20,
-        masked_lm_prob=0.15,
-        short_seq_prob=0.1,
-        dupe_factor=1,
-        ngram=3,
-        seed=12345,
-        num_workers=1,
-    )
+    values = {
+        field.name: field.default
+        for field in dataclasses.fields(PretrainingDataOptions)
+    }
     values.update(defaults)
+    _add_text_arguments(parser)
+    _add_instance_arguments(parser, values)
+    _add_output_arguments(parser, values)
+
+
+def _add_text_arguments(parser):
+    """--input, --vocab, --lowercase."""
     parser.add_argument(
         "--input",
         nargs="+",
@@ -53,6 +64,10 @@ def add_data_arguments(parser, **defaults) -> None:
         default=True,
         help="lowercase the text, the official do_lower_case (default: on)",
     )
+
+
+def _add_instance_arguments(parser, values):
+    """How instances are cut and masked: --max-seq-length to --split-sentences."""
     parser.add_argument(
         "--max-seq-length",
         type=int,
@@ -114,6 +129,10 @@ def add_data_arguments(parser, **defaults) -> None:
         help="cut each line into sentences (for a paragraph per line; on for "
         "the embedded corpus)",
     )
+
+
+def _add_output_arguments(parser, values):
+    """--seed, --num-shards, --num-workers."""
     parser.add_argument(
         "--seed",
         type=int,
@@ -136,6 +155,9 @@ def add_data_arguments(parser, **defaults) -> None:
 def data_options(args) -> dict:
     """`create_pretraining_data` keyword arguments from the parsed flags.
 
+    `vocab` and the `PretrainingDataOptions` fields but `tokenizer`,
+    `split_sentences` and `verbose` (the command's to set).
+
     Args:
         args: parsed flags of `add_data_arguments`.
 
@@ -145,21 +167,12 @@ def data_options(args) -> dict:
     >>> data_options(parser.parse_args(["--no-lowercase"]))["lowercase"]
     False
     """
-    return dict(
-        vocab=args.vocab,
-        lowercase=args.lowercase,
-        max_seq_length=args.max_seq_length,
-        max_predictions_per_seq=args.max_predictions_per_seq,
-        masked_lm_prob=args.masked_lm_prob,
-        short_seq_prob=args.short_seq_prob,
-        dupe_factor=args.dupe_factor,
-        ngram=args.ngram,
-        do_whole_word_mask=args.do_whole_word_mask,
-        random_next_sentence=args.random_next_sentence,
-        seed=args.seed,
-        num_shards=args.num_shards,
-        num_workers=args.num_workers,
-    )
+    names = [
+        field.name
+        for field in dataclasses.fields(PretrainingDataOptions)
+        if field.name not in _LEFT_TO_THE_COMMAND
+    ]
+    return {"vocab": args.vocab, **{name: getattr(args, name) for name in names}}
 
 
 def add_parser(subparsers):

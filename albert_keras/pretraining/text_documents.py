@@ -9,6 +9,7 @@ segment pairs can also be cut inside a paragraph.
 
 from __future__ import annotations
 
+import glob
 import gzip
 import os
 import re
@@ -97,6 +98,33 @@ def write_documents(path: str, documents: list[list[str]]) -> None:
         f.write("\n\n".join("\n".join(doc) for doc in documents) + "\n")
 
 
+def expand_inputs(input_files) -> list[str]:
+    """Files matching each path or glob, in the order given (sorted per glob).
+
+    Args:
+        input_files: a path or glob, or a list of them.
+
+    Example:
+    >>> expand_inputs(["corpus/*.txt", "extra.txt"])  # doctest: +SKIP
+    ['corpus/a.txt', 'corpus/b.txt', 'extra.txt']
+    """
+    patterns = [input_files] if isinstance(input_files, str) else list(input_files)
+    if not patterns:
+        raise ValueError("No input files given. Pass text files or glob patterns.")
+    paths = []
+    for pattern in patterns:
+        matched = sorted(glob.glob(pattern)) or (
+            [pattern] if os.path.exists(pattern) else []
+        )
+        if not matched:
+            raise ValueError(
+                f"No input file matches {pattern!r}. Check the path; quote globs "
+                "such as 'corpus/*.txt' so the shell does not expand them."
+            )
+        paths.extend(matched)
+    return paths
+
+
 def hold_out_documents(
     input_files, folder: str, every: int = 10, max_documents: int | None = None
 ):
@@ -131,8 +159,6 @@ def hold_out_documents(
     >>> counts["corpus.txt"], open(held).read().split("\\n")[0]
     ({'documents': 4, 'held_out': 2}, 'Paragraph 1.')
     """
-    from albert_keras.pretraining.pretraining_data import expand_inputs
-
     if not isinstance(every, int) or every < 2:
         raise ValueError(
             "Hold out every k-th document with k >= 2 (k=10 keeps 90% for "

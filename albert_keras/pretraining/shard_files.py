@@ -1,0 +1,63 @@
+"""Output shards: their paths (`output_paths`), and records dealt to them.
+
+`create_pretraining_data` writes each input file's records to a temporary
+TFRecord file, then `merge_shards` deals them round-robin to the shards, as
+the official writer deals instances to its output files.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+
+def output_paths(output: str, num_shards: int) -> list[str]:
+    """Shard paths for `output`, a folder or a prefix.
+
+    `DIR/part-00000-of-00004.tfrecord` for a folder (existing or ending in a
+    separator), else `PREFIX-00000-of-00004.tfrecord`; a single shard named
+    `*.tfrecord` is written to exactly that path.
+
+    Args:
+        output: folder, prefix or (one shard) file name.
+        num_shards: how many files.
+
+    Example:
+    >>> output_paths("data/wiki", 2)
+    ['data/wiki-00000-of-00002.tfrecord', 'data/wiki-00001-of-00002.tfrecord']
+    >>> output_paths("data/train.tfrecord", 1)
+    ['data/train.tfrecord']
+    """
+    if num_shards == 1 and output.endswith((".tfrecord", ".tfrecords")):
+        return [output]
+    if os.path.isdir(output) or output.endswith(("/", os.sep)):
+        prefix = os.path.join(output, "part")
+    else:
+        prefix = output
+    return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+
+
+def merge_shards(temp_paths, outputs):
+    """Deals the records of the per-file temporary TFRecords round-robin to shards.
+
+    TFRecord frames (length, its CRC, data, its CRC) are copied as they are.
+    """
+    if len(temp_paths) == 1 and len(outputs) == 1:
+        os.replace(temp_paths[0], outputs[0])
+        return
+    writers = [open(p, "wb") for p in outputs]
+    try:
+        count = 0
+        for path in temp_paths:
+            with open(path, "rb") as f:
+                while True:
+                    header = f.read(12)
+                    if not header:
+                        break
+                    (length,) = struct.unpack("<Q", header[:8])
+                    writers[count % len(writers)].write(header + f.read(length + 4))
+                    count += 1
+            os.remove(path)
+    finally:
+        for w in writers:
+            w.close()
