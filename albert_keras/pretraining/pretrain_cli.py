@@ -11,7 +11,13 @@ import json
 import os
 import shutil
 
-from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
+from albert_keras.pretraining.pretrain_inputs import (
+    prepare_text,
+    resolve_defaults,
+    run_records,
+    run_vocabulary,
+    stats_path,
+)
 
 
 def _data_arguments(parser):
@@ -97,24 +103,6 @@ def add_parsers(subparsers):
     pretrain.set_defaults(run=run_pretrain)
 
 
-def _resolve_defaults(args):
-    """Smaller sequences and fewer steps for the embedded default (a few minutes)."""
-    embedded = not args.input and not getattr(args, "records", None)
-    if args.max_seq_length is None:
-        args.max_seq_length = 64 if embedded else 128
-    if args.max_predictions_per_seq is None:
-        args.max_predictions_per_seq = 10 if embedded else 20
-    if getattr(args, "steps", 0) is None:
-        args.steps = 400 if embedded else 1000
-
-
-def _data_options(args, vocab):
-    from albert_keras.pretraining.create_data_cli import data_options
-
-    _resolve_defaults(args)
-    return dict(data_options(args), vocab=vocab)
-
-
 def _check_arguments(args):
     if args.vocab_size is not None:
         if args.vocab:
@@ -142,64 +130,6 @@ def _check_arguments(args):
             "--held-out-every splits --input text; with --records pass the "
             "held-out set as --eval-records."
         )
-
-
-def _prepare_text(args, data_dir):
-    """The training files and held-out file (or None) for create-data."""
-    from albert_keras.pretraining.text_documents import hold_out_documents
-
-    every = args.held_out_every or (None if args.input else 10)
-    if every is None:
-        return list(args.input), None
-    train, held, counts = hold_out_documents(
-        args.input or [CORPUS_PATH], os.path.join(data_dir, "text"), every
-    )
-    kept = sum(c["documents"] - c["held_out"] for c in counts.values())
-    held_count = sum(c["held_out"] for c in counts.values())
-    print(f"Held out {held_count} of {kept + held_count} documents (every {every}th)")
-    return [train], held
-
-
-def _vocabulary(args, data_dir, train_files):
-    """The vocabulary file: --vocab, one trained on the training text, or the
-    embedded one."""
-    if args.vocab_size is None:
-        if args.init_checkpoint and not args.vocab:
-            # The vocabulary the model was made with (a release's
-            # 30k-clean.model, or the vocab.model beside a pretrainer.keras).
-            from checkpoints_convert.backbone_loader import find_vocabulary
-
-            try:
-                return find_vocabulary(args.init_checkpoint, None)
-            except FileNotFoundError:
-                pass  # the embedded one; a size mismatch is reported later
-        if args.input and not args.vocab:
-            print(
-                "Tokenizing with the embedded austen-8k.model (8000 pieces from "
-                "Jane Austen's novels); for other text, --vocab-size 16000 trains "
-                "a vocabulary on the input.",
-                flush=True,
-            )
-        return args.vocab or SPM_MODEL_PATH
-    from albert_keras.tokenizers.vocabulary import train_sentencepiece
-
-    prefix = os.path.join(data_dir, "vocab")
-    if not os.path.exists(prefix + ".model"):  # trained once, kept on resume
-        if train_files is None:
-            raise ValueError(
-                f"The data in {data_dir} was made without --vocab-size: resume "
-                "without it, or start a new run in another --output-dir."
-            )
-        print(
-            f"Training a {args.vocab_size}-piece SentencePiece vocabulary ...",
-            flush=True,
-        )
-        train_sentencepiece(
-            train_files, prefix + ".tmp", args.vocab_size, lowercase=args.lowercase
-        )
-        for suffix in (".vocab", ".model"):
-            os.replace(prefix + ".tmp" + suffix, prefix + suffix)
-    return prefix + ".model"
 
 
 def _check_vocabulary_size(config, vocab, vocabulary_size):
@@ -239,81 +169,91 @@ def _load_init_pretrainer(path):
 def run_pretrain(args):
     import keras
 
-    from albert_keras.config import AlbertConfig
-    from albert_keras.pretraining.pretraining_data import (
-        create_pretraining_data,
-        format_stats,
-    )
-    from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
-    from albert_keras.pretraining.pretraining_run import (
-        run_pretraining,
-        unigram_accuracy,
-    )
+    from albert_keras.pretraining.pretraining_run import run_pretraining
+    from albert_keras.tokenizers import load_tokenizer
     from albert_keras.training.strategies import get_strategy
 
-    _resolve_defaults(args)
+    resolve_defaults(args)
     output_dir = args.output_dir
     os.makedirs(output_dir, exist_ok=True)
-    config = (
-        AlbertConfig.from_json_file(args.config)
-        if args.config
-        else AlbertConfig.from_preset(args.preset)
-    )
-    from albert_keras.models import with_tokenizer
-    from albert_keras.tokenizers import load_tokenizer
-
+    config = _named_config(args)
     _check_arguments(args)
-    records, eval_records = args.records, args.eval_records
     data_dir = os.path.join(output_dir, "data")
-    done = os.path.join(data_dir, "stats.json")
     inputs = held = None
-    if records is None and not os.path.exists(done):
-        inputs, held = _prepare_text(args, data_dir)
-    vocab = _vocabulary(args, data_dir, inputs)
+    if args.records is None and not os.path.exists(stats_path(data_dir)):
+        inputs, held = prepare_text(args, data_dir)
+    vocab = run_vocabulary(args, data_dir, inputs)
     tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
     vocabulary_size = int(tokenizer.vocabulary_size())
+    config = _sized_config(args, config, vocab, vocabulary_size)
+    records, eval_records = run_records(args, data_dir, inputs, held, vocab)
+    strategy = get_strategy(args.strategy, args.tpu)
+    train_dataset, eval_dataset = _datasets(args, records, eval_records)
+    init_model = None
+    if args.init_checkpoint:
+        init_model = _load_init_pretrainer(args.init_checkpoint)
+        config = _continued_config(args, config, init_model)
+        _check_vocabulary_size(config, vocab, vocabulary_size)
+    _print_plan(args, config, strategy)
+    metrics = run_pretraining(
+        train_dataset,
+        config,
+        output_dir,
+        strategy=strategy,
+        eval_dataset=eval_dataset,
+        init_model=init_model,
+        **_training_options(args),
+    )
+    name = _write_outputs(args, metrics, vocab, tokenizer, eval_dataset)
+    keras.backend.clear_session()
+    print(
+        f"Wrote {output_dir}/pretrainer.keras, {name}, savedmodel/ (text in), "
+        "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
+    )
+    return 0
+
+
+def _named_config(args):
+    """The config of --config, else of --preset."""
+    from albert_keras.config import AlbertConfig
+
+    if args.config:
+        return AlbertConfig.from_json_file(args.config)
+    return AlbertConfig.from_preset(args.preset)
+
+
+def _sized_config(args, config, vocab, vocabulary_size):
+    """The config for the vocabulary and --max-seq-length.
+
+    A preset takes the size of the vocabulary it is trained with (a
+    --config's size must match it). A preset keeps 128 positions for
+    sequences up to 128 (`albert-keras finetune` extends them for longer
+    ones); an albert_config.json keeps its own (512 in the official ones),
+    longer sequences raising either.
+    """
     if args.config:
         _check_vocabulary_size(config, vocab, vocabulary_size)
     elif not args.init_checkpoint:
-        # A preset takes the size of the vocabulary it is trained with.
         config = config.replace(vocab_size=vocabulary_size)
-    # A preset keeps 128 positions for sequences up to 128 (`albert-keras
-    # finetune` extends them for longer ones); an albert_config.json keeps its
-    # own (512 in the official ones), longer sequences raising either.
     positions = config.max_position_embeddings if args.config else 128
-    config = config.replace(max_position_embeddings=max(args.max_seq_length, positions))
-    if records is None:
-        if not os.path.exists(done):
-            print("Creating pretraining data ...", flush=True)
-            # The embedded corpus has a paragraph per line: cut into sentences.
-            split = args.split_sentences or not args.input
-            stats = create_pretraining_data(
-                inputs,
-                os.path.join(data_dir, "train", ""),
-                split_sentences=split,
-                **_data_options(args, vocab),
-            )
-            print(format_stats(stats))
-            if held:
-                options = dict(
-                    _data_options(args, vocab),
-                    dupe_factor=1,
-                    seed=args.seed + 1,
-                    num_shards=1,
-                )
-                create_pretraining_data(
-                    [held],
-                    os.path.join(data_dir, "eval", ""),
-                    split_sentences=split,
-                    verbose=False,
-                    **options,
-                )
-            with open(done, "w") as f:
-                json.dump({k: v for k, v in stats.items() if k != "files"}, f)
-        records = os.path.join(data_dir, "train", "*.tfrecord")
-        if os.path.isdir(os.path.join(data_dir, "eval")):
-            eval_records = os.path.join(data_dir, "eval", "*.tfrecord")
-    strategy = get_strategy(args.strategy, args.tpu)
+    return config.replace(max_position_embeddings=max(args.max_seq_length, positions))
+
+
+def _continued_config(args, config, init_model):
+    """The config when continuing --init-checkpoint: the checkpoint's own
+    (unless only its group 0 is copied), with as many positions as it has
+    (its table copied whole), more for longer sequences (tiled,
+    `copy_weights`)."""
+    if not args.init_from_group0:
+        config = init_model.backbone.config
+    positions = init_model.backbone.config.max_position_embeddings
+    return config.replace(max_position_embeddings=max(args.max_seq_length, positions))
+
+
+def _datasets(args, records, eval_records):
+    """`run_pretraining`'s training dataset function and held-out dataset."""
+    from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
+
     lengths = (args.max_seq_length, args.max_predictions_per_seq)
 
     def train_dataset(skip):
@@ -326,18 +266,10 @@ def run_pretrain(args):
         eval_dataset = pretraining_dataset(
             eval_records, args.batch_size, *lengths, training=False
         )
-    init_model = None
-    if args.init_checkpoint:
-        init_model = _load_init_pretrainer(args.init_checkpoint)
-        if not args.init_from_group0:
-            config = init_model.backbone.config
-        # As many positions as the checkpoint (its table copied whole), more
-        # for longer sequences (tiled, `copy_weights`).
-        positions = init_model.backbone.config.max_position_embeddings
-        config = config.replace(
-            max_position_embeddings=max(args.max_seq_length, positions)
-        )
-        _check_vocabulary_size(config, vocab, vocabulary_size)
+    return train_dataset, eval_dataset
+
+
+def _print_plan(args, config, strategy):
     # The config's source: --config, else the checkpoint continued (unless
     # only its group 0 is copied into a preset's config), else the preset.
     source = args.config or args.preset
@@ -347,14 +279,14 @@ def run_pretrain(args):
         f"Pretraining {source}: "
         f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
         f"batch {args.batch_size} x {args.max_seq_length}, {args.steps} steps, "
-        f"{strategy.num_replicas_in_sync} replica(s); logs in {output_dir}",
+        f"{strategy.num_replicas_in_sync} replica(s); logs in {args.output_dir}",
         flush=True,
     )
-    metrics = run_pretraining(
-        train_dataset,
-        config,
-        output_dir,
-        strategy=strategy,
+
+
+def _training_options(args) -> dict:
+    """`run_pretraining`'s keyword arguments from the flags."""
+    return dict(
         global_batch_size=args.batch_size,
         sequence_length=args.max_seq_length,
         num_train_steps=args.steps,
@@ -368,11 +300,18 @@ def run_pretrain(args):
         steps_per_execution=args.steps_per_execution,
         jit_compile=not args.no_jit,
         dtype="mixed_bfloat16" if args.mixed_precision else None,
-        eval_dataset=eval_dataset,
         eval_steps=args.eval_steps,
-        init_model=init_model,
         init_from_group0=args.init_from_group0,
     )
+
+
+def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
+    """The vocabulary and the text-in SavedModel beside the pretrainer, and the
+    held-out report; returns the vocabulary's file name."""
+    from albert_keras.models import with_tokenizer
+    from albert_keras.pretraining.pretraining_run import unigram_accuracy
+
+    output_dir = args.output_dir
     model = metrics.pop("model")
     # The vocabulary beside the model: `albert-keras finetune --init
     # <output_dir>/pretrainer.keras` finds it there.
@@ -394,9 +333,4 @@ def run_pretrain(args):
             f"(unigram baseline {baseline:.3f}), SOP accuracy "
             f"{metrics['eval_sop_accuracy']:.3f} (chance 0.5)"
         )
-    keras.backend.clear_session()
-    print(
-        f"Wrote {output_dir}/pretrainer.keras, {name}, savedmodel/ (text in), "
-        "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
-    )
-    return 0
+    return name

@@ -116,27 +116,70 @@ def run_pretraining(
         verbose: Keras `fit` verbosity.
     """
     strategy = strategy or tf.distribute.get_strategy()
-    checkpoint_dir = os.path.join(output_dir, "checkpoints")
     # Workers other than the chief run the same callbacks (checkpoint saves
     # are collective) but write their files somewhere private, removed at the
     # end (a killed worker's are overwritten when the job resumes).
     run_dir, output_dir = output_dir, worker_private_dir(output_dir)
     os.makedirs(output_dir, exist_ok=True)
     with strategy.scope():
-        model = AlbertPretrainer(AlbertBackbone(config, dtype=dtype))
-        model.compile(
-            optimizer=create_optimizer(
-                optimizer,
-                learning_rate,
-                num_train_steps,
-                num_warmup_steps,
-                weight_decay=weight_decay,
-            ),
-            jit_compile=jit_compile,
-            steps_per_execution=steps_per_execution,
+        schedule = (learning_rate, num_train_steps, num_warmup_steps)
+        model = _compiled_pretrainer(
+            AlbertPretrainer(AlbertBackbone(config, dtype=dtype)),
+            create_optimizer(optimizer, *schedule, weight_decay=weight_decay),
+            jit_compile,
+            steps_per_execution,
         )
-        model.optimizer.build(model.trainable_variables)
-    checkpoint = PretrainingCheckpoint(checkpoint_dir, save_every, keep_checkpoints)
+    checkpoint = PretrainingCheckpoint(
+        os.path.join(run_dir, "checkpoints"), save_every, keep_checkpoints
+    )
+    step = _restore_or_start(
+        model, config, checkpoint, init_model, init_from_group0, num_train_steps
+    )
+    callbacks = _callbacks(
+        output_dir, config, checkpoint, step, global_batch_size, sequence_length
+    )
+    if eval_dataset is not None and eval_steps is None:
+        eval_steps = _count_batches(eval_dataset)
+    start = time.perf_counter()
+    if step < num_train_steps:
+        model.fit(
+            train_dataset(step).map(AlbertPretrainer.features_to_xy),
+            epochs=-(-num_train_steps // steps_per_epoch),
+            initial_epoch=step // steps_per_epoch,
+            steps_per_epoch=steps_per_epoch,
+            validation_data=_as_xy(eval_dataset),
+            validation_steps=eval_steps,
+            callbacks=callbacks + list(extra_callbacks or []),
+            verbose=verbose,
+            shuffle=False,  # the pipeline shuffles
+        )
+    seconds = time.perf_counter() - start
+    metrics = _final_metrics(model, seconds, eval_dataset, eval_steps)
+    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=2)
+    model.save(os.path.join(output_dir, "pretrainer.keras"))
+    remove_worker_private_dir(run_dir)
+    return {**metrics, "model": model}
+
+
+def _compiled_pretrainer(model, optimizer, jit_compile, steps_per_execution):
+    """`model` compiled, its optimizer's variables made (in the strategy's scope)."""
+    model.compile(
+        optimizer=optimizer,
+        jit_compile=jit_compile,
+        steps_per_execution=steps_per_execution,
+    )
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def _restore_or_start(
+    model, config, checkpoint, init_model, init_from_group0, num_train_steps
+) -> int:
+    """Restores the latest checkpoint; else starts from `init_model` (if any).
+
+    Returns: the step restored (0 for a new run).
+    """
     step = checkpoint.restore(model)
     if step == 0 and init_model is not None:
         if init_from_group0:
@@ -154,44 +197,42 @@ def run_pretraining(
         print(f"Already trained for {step} steps (num_train_steps={num_train_steps}).")
     elif step:
         print(f"Resuming from step {step} ({checkpoint.latest}).")
-    plot = LossCurvePlot(
-        os.path.join(output_dir, "curves.png"),
-        title=f"ALBERT pretraining, {config.hidden_size}H",
-    )
-    callbacks = [
+    return step
+
+
+def _callbacks(output_dir, config, checkpoint, step, batch_size, sequence_length):
+    """Our callbacks: NaN guard, checkpoints, throughput, CSV, TensorBoard, curves."""
+    return [
         NanGuard(),
         checkpoint,
-        ThroughputLogger(global_batch_size, sequence_length),
+        ThroughputLogger(batch_size, sequence_length),
         keras.callbacks.CSVLogger(
             os.path.join(output_dir, "history.csv"), append=step > 0
         ),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
-        plot,
-        *(extra_callbacks or []),
+        LossCurvePlot(
+            os.path.join(output_dir, "curves.png"),
+            title=f"ALBERT pretraining, {config.hidden_size}H",
+        ),
     ]
-    epochs = -(-num_train_steps // steps_per_epoch)
-    if eval_dataset is not None and eval_steps is None:
-        # TFRecords have no known length, and Keras warns "Your input ran out
-        # of data" at the end of such a validation set: count its batches.
-        eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1)) or None
-    start = time.perf_counter()
-    if step < num_train_steps:
-        model.fit(
-            train_dataset(step).map(AlbertPretrainer.features_to_xy),
-            epochs=epochs,
-            initial_epoch=step // steps_per_epoch,
-            steps_per_epoch=steps_per_epoch,
-            validation_data=(
-                eval_dataset.map(AlbertPretrainer.features_to_xy)
-                if eval_dataset is not None
-                else None
-            ),
-            validation_steps=eval_steps,
-            callbacks=callbacks,
-            verbose=verbose,
-            shuffle=False,  # the pipeline shuffles
-        )
-    seconds = time.perf_counter() - start
+
+
+def _count_batches(dataset) -> int | None:
+    """The batches of a held-out set (None for none).
+
+    TFRecords have no known length, and Keras warns "Your input ran out of
+    data" at the end of such a validation set: count its batches.
+    """
+    return int(dataset.reduce(0, lambda count, _: count + 1)) or None
+
+
+def _as_xy(dataset):
+    """Batches of official features as `fit`'s (x, y), or None for None."""
+    return None if dataset is None else dataset.map(AlbertPretrainer.features_to_xy)
+
+
+def _final_metrics(model, seconds, eval_dataset, eval_steps) -> dict:
+    """The step reached, the training time, NaN, and the held-out metrics."""
     metrics = {
         "global_step": int(model.optimizer.iterations.numpy()),
         "train_seconds": seconds,
@@ -199,17 +240,12 @@ def run_pretraining(
     }
     if eval_dataset is not None:
         evaluated = model.evaluate(
-            eval_dataset.map(AlbertPretrainer.features_to_xy),
+            _as_xy(eval_dataset),
             steps=eval_steps,
             verbose=0,
             return_dict=True,
         )
         metrics.update({f"eval_{k}": float(v) for k, v in evaluated.items()})
-    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
-        json.dump(metrics, f, indent=2)
-    model.save(os.path.join(output_dir, "pretrainer.keras"))
-    remove_worker_private_dir(run_dir)
-    metrics["model"] = model
     return metrics
 
 
