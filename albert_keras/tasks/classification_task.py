@@ -8,7 +8,11 @@ import math
 import keras
 import numpy as np
 
-from albert_keras.tasks.jsonl_records import check_kept, check_text, read_records
+from albert_keras.tasks.jsonl_records import (
+    check_text,
+    collect_examples,
+    read_records,
+)
 from albert_keras.tasks.task import Task, majority_baseline, softmax
 from albert_keras.tasks.task_data import TaskData
 
@@ -93,15 +97,12 @@ class ClassificationTask(Task):
         if training and not self.regression and self.config.labels is None:
             self._set_labels(records)
         index = {_label_key(v): i for i, v in enumerate(self.config.labels or [])}
-        examples = []
-        for number, record in records:
-            example = self._example(record, index, require_labels)
-            if isinstance(example, str):
-                report.skip(number, example)
-                continue
-            examples.append(dict(example, line=number))
-            report.kept += 1
-        check_kept(report, examples, "--text-fields and the record keys")
+        examples = collect_examples(
+            records,
+            report,
+            lambda record: self._example(record, index, require_labels),
+            "--text-fields and the record keys",
+        )
         return TaskData(examples, report)
 
     def _set_labels(self, records):

@@ -79,6 +79,22 @@ def read_records(source, require_labels=True):
     return records, report
 
 
+def collect_examples(records, report, make, hint):
+    """`make(record)` for each record: an example dict (kept, with its `line`)
+    or the reason to skip it (counted in `report`); a ValueError naming
+    `hint` when nothing is kept."""
+    examples = []
+    for number, record in records:
+        example = make(record)
+        if isinstance(example, str):
+            report.skip(number, example)
+            continue
+        examples.append(dict(example, line=number))
+        report.kept += 1
+    check_kept(report, examples, hint)
+    return examples
+
+
 def check_text(text, optional=False):
     """None when `text` is a non-empty string (or absent and `optional`),
     else the reason to skip the record."""

@@ -7,7 +7,11 @@ import dataclasses
 import keras
 import numpy as np
 
-from albert_keras.tasks.jsonl_records import check_kept, check_text, read_records
+from albert_keras.tasks.jsonl_records import (
+    check_text,
+    collect_examples,
+    read_records,
+)
 from albert_keras.tasks.task import Task, majority_baseline, softmax
 from albert_keras.tasks.task_data import TaskData
 
@@ -51,15 +55,12 @@ class MultipleChoiceTask(Task):
 
     def read(self, source, training=False, require_labels=True):
         records, report = read_records(source, require_labels)
-        examples = []
-        for number, record in records:
-            example = self._example(record, require_labels)
-            if isinstance(example, str):
-                report.skip(number, example)
-                continue
-            examples.append(dict(example, line=number))
-            report.kept += 1
-        check_kept(report, examples, "the record keys (context, options, label)")
+        examples = collect_examples(
+            records,
+            report,
+            lambda record: self._example(record, require_labels),
+            "the record keys (context, options, label)",
+        )
         return TaskData(examples, report)
 
     def _example(self, record, require_labels):
