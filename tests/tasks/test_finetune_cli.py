@@ -14,59 +14,66 @@ from albert_test_case import max_abs_diff
 from albert_test_case import task_file as _task
 
 from albert_keras.cli import main
-from albert_keras.tasks.finetune_run import run_finetuning
+from albert_keras.tasks import MultipleChoiceTask, Task, task_from_name
+from albert_keras.tasks.finetuning_run import run_finetuning
+from albert_keras.tasks.prediction_run import run_prediction
 
+# The task's packed length (a field of its config); the run's options.
+LENGTH = 48
 FAST = dict(
     init="albert_tiny",
     epochs=3,
     batch_size=16,
     learning_rate=2e-3,
     warmup_fraction=0.0,
-    sequence_length=48,
     max_train_examples=96,
     max_dev_examples=64,
     patience=3,
     export=False,
     verbose=0,
+    # XLA compilation costs more than these tiny runs; the CLI test and
+    # test_readme_python train with it (the default).
+    jit_compile=False,
 )
 
 
 def _check_run(result, output_dir):
-    """Training loss falls; the files are written; best.keras is the best epoch."""
+    """Training loss falls; the files are written; best.keras is the best epoch;
+    settings.json holds the task's config, which rebuilds the same task."""
     losses = result["epochs"]["loss"]
     assert losses[-1] < losses[0], losses
-    for name in ("best.keras", "metrics.json", "curves.png", "history.csv"):
+    names = ("best.keras", "metrics.json", "settings.json", "curves.png", "history.csv")
+    for name in names:
         assert os.path.isfile(os.path.join(output_dir, name)), name
     assert os.listdir(os.path.join(output_dir, "logs"))
     with open(os.path.join(output_dir, "metrics.json")) as f:
         assert json.load(f)["best"] == pytest.approx(result["best"])
+    with open(os.path.join(output_dir, "settings.json")) as f:
+        settings = json.load(f)
+    assert settings["task"] == json.loads(json.dumps(result["task"]))
+    assert Task.from_config(settings["task"]).get_config() == result["task"]
     monitor = result["epochs"]["val_" + result["monitor"]]
     assert result["best"][result["monitor"]] == max(monitor)
 
 
-def _dev_accuracy(model_path, task, dev, tokenizer, length, labels=None):
+def _dev_accuracy(model_path, result, dev, tokenizer):
+    """best.keras on the run's dev draw, packed by the task_datasets pipelines."""
     from albert_keras.tasks.task_datasets import choice_dataset, text_dataset
-    from albert_keras.tasks.task_reader import read_task_file
 
-    examples, _, _ = read_task_file(dev, task, label_names=labels)
-    from albert_keras.tasks.finetune_run import _subset
-
-    examples = _subset(examples, FAST["max_dev_examples"], 0)
-    make = choice_dataset if task == "choice" else text_dataset
+    task = Task.from_config(result["task"])  # the run's label set and fields
+    examples = task.read(dev).subset(FAST["max_dev_examples"], 0).examples
+    make = choice_dataset if isinstance(task, MultipleChoiceTask) else text_dataset
     model = keras.saving.load_model(model_path)
+    length = task.config.sequence_length
     logits = model.predict(make(examples, tokenizer, length, 16), verbose=0)["logits"]
     accuracy = float(np.mean(np.argmax(logits, -1) == [e["label"] for e in examples]))
     return accuracy, examples, logits
 
 
-def _check_predictions(out, task, dev, result):
+def _check_predictions(out, dev, result):
     """`albert-keras predict` on the dev draw scores what the run's best epoch did."""
-    from albert_keras.tasks.predict_run import run_prediction
-
-    predicted = run_prediction(
-        out, dev, max_examples=FAST["max_dev_examples"], verbose=0
-    )
-    assert predicted["task"] == task
+    predicted = run_prediction(out, dev, max_examples=FAST["max_dev_examples"])
+    assert predicted["task"] == result["task"]  # from the run's settings.json
     assert predicted["examples"] == FAST["max_dev_examples"]
     assert predicted["metrics"], predicted
     for key, value in predicted["metrics"].items():
@@ -103,7 +110,7 @@ def test_classification_tasks(tmp_path, task, name, changes):
 
     out = str(tmp_path / task)
     result = run_finetuning(
-        task,
+        task_from_name(task, sequence_length=LENGTH),
         _task(name, "train.jsonl"),
         _task(name, "dev.jsonl"),
         output_dir=out,
@@ -113,19 +120,18 @@ def test_classification_tasks(tmp_path, task, name, changes):
     assert set(result["best"]) >= {"accuracy", "f1", "mcc", "loss"}
     baseline = result["baselines"]["majority_class"]["accuracy"]
     assert 0.2 < baseline < 0.7
+    labels = result["task"]["config"].get("labels")
     # The kept model scores what the run reported for its best epoch.
     accuracy, examples, logits = _dev_accuracy(
         os.path.join(out, "best.keras"),
-        task,
+        result,
         _task(name, "dev.jsonl"),
         AlbertTokenizer(SPM_MODEL_PATH),
-        FAST["sequence_length"],
-        result["labels"],
     )
     assert accuracy == pytest.approx(result["best"]["accuracy"])
     # `predict` on the same dev draw: the run's scores, a line per example
     # with the label of the highest logit and softmax probabilities.
-    predicted = _check_predictions(out, task, _task(name, "dev.jsonl"), result)
+    predicted = _check_predictions(out, _task(name, "dev.jsonl"), result)
     with open(predicted["predictions"]) as f:
         lines = [json.loads(line) for line in f]
     assert [p["line"] for p in lines] == [e["line"] for e in examples]
@@ -136,8 +142,8 @@ def test_classification_tasks(tmp_path, task, name, changes):
             assert p["label"] == int(np.argmax(row))
             np.testing.assert_allclose(p["probabilities"], probabilities, atol=1e-5)
         else:
-            assert p["label"] == result["labels"][int(np.argmax(row))]
-            served = [p["probabilities"][str(n)] for n in result["labels"]]
+            assert p["label"] == labels[int(np.argmax(row))]
+            served = [p["probabilities"][str(n)] for n in labels]
             np.testing.assert_allclose(served, probabilities, atol=1e-5)
     if task == "classify":
         # Records without a label are predicted too (the same answers), and
@@ -149,10 +155,8 @@ def test_classification_tasks(tmp_path, task, name, changes):
             for record in records:
                 record.pop("label")
                 f.write(json.dumps(record) + "\n")
-        from albert_keras.tasks.predict_run import run_prediction
-
         blind = run_prediction(
-            out, str(unlabelled), max_examples=FAST["max_dev_examples"], verbose=0
+            out, str(unlabelled), max_examples=FAST["max_dev_examples"]
         )
         assert blind["metrics"] is None and blind["labelled"] == 0
         with open(blind["predictions"]) as f:
@@ -176,37 +180,43 @@ def test_classification_tasks(tmp_path, task, name, changes):
 def test_regression_task(tmp_path):
     out = str(tmp_path / "regress")
     result = run_finetuning(
-        "regress",
+        task_from_name("regress", sequence_length=LENGTH),
         _task("rt_sentiment", "train.jsonl"),
         _task("rt_sentiment", "dev.jsonl"),
         output_dir=out,
         **FAST,
     )
     _check_run(result, out)
+    assert result["monitor"] == "pearson"
+    assert result["task"]["config"]["num_classes"] == 1
     assert set(result["best"]) >= {"pearson", "spearman", "mse"}
-    _check_predictions(out, "regress", _task("rt_sentiment", "dev.jsonl"), result)
+    _check_predictions(out, _task("rt_sentiment", "dev.jsonl"), result)
     assert result["baselines"]["train_mean"]["pearson"] == 0.0
 
 
 @pytest.mark.parametrize("head", ["simple", "v2"])
 def test_squad_heads(tmp_path, head):
     out = str(tmp_path / "squad")
-    result = run_finetuning(
+    task = task_from_name(
         "squad",
-        _task("disfl_qa", "train.json"),
-        _task("disfl_qa", "dev.json"),
-        output_dir=out,
         head=head,
+        sequence_length=96,
         # v2 also drops half the windows without an answer (the null ones),
         # and thresholds the span-adjusted no-answer score: `predict` and
         # savedmodel/ must use the same one.
         null_window_fraction=0.5 if head == "v2" else 1.0,
         null_score="span_adjusted" if head == "v2" else "official",
-        **dict(FAST, sequence_length=96, export=head == "v2"),
+    )
+    result = run_finetuning(
+        task,
+        _task("disfl_qa", "train.json"),
+        _task("disfl_qa", "dev.json"),
+        output_dir=out,
+        **dict(FAST, export=head == "v2"),
     )
     _check_run(result, out)
     assert {"exact", "f1", "best_f1", "best_f1_thresh"} <= set(result["best"])
-    assert result["settings"]["null_score"] == (
+    assert result["task"]["config"]["null_score"] == (
         "span_adjusted" if head == "v2" else "official"
     )
     # The 96 questions drawn from tests/data make 540 windows of 96 (stride 64,
@@ -223,14 +233,10 @@ def test_squad_heads(tmp_path, head):
     assert result["best"]["best_f1"] >= no_answer  # a threshold can say "" always
     # `predict` applies dev's best threshold: on the same questions it scores
     # the best F1 (the threshold reproduces it, -inf where "" everywhere won).
-    from albert_keras.tasks.predict_run import run_prediction
-
     predicted = run_prediction(
-        out,
-        _task("disfl_qa", "dev.json"),
-        max_examples=FAST["max_dev_examples"],
-        verbose=0,
+        out, _task("disfl_qa", "dev.json"), max_examples=FAST["max_dev_examples"]
     )
+    assert predicted["task"] == result["task"]
     assert predicted["metrics"]["f1"] == pytest.approx(result["best"]["best_f1"])
     assert predicted["metrics"]["always_no_answer_f1"] == pytest.approx(no_answer)
     with open(os.path.join(out, "dev_null_odds.json")) as f:
@@ -280,7 +286,7 @@ def test_chinese_wordpiece_task(tmp_path):
     )
     out = str(tmp_path / "zh")
     result = run_finetuning(
-        "classify",
+        task_from_name("classify", sequence_length=LENGTH),
         _task("zh_sentiment", "train.jsonl"),
         _task("zh_sentiment", "dev.jsonl"),
         output_dir=out,
@@ -390,6 +396,7 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
         "--epochs",
         "1",
         "--no-export",
+        "--no-jit",
         "--output-dir",
         str(tmp_path / "longer"),
     ]
@@ -410,10 +417,42 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     ]
     assert main([*predict, "--max-examples", "32"]) == 0
     printed = capsys.readouterr().out
-    assert "32 predicted" in printed and "classify metrics: accuracy" in printed
+    assert "32 predicted" in printed
+    assert "ClassificationTask metrics: accuracy" in printed
     assert os.path.isfile(out / "predictions-dev.jsonl")
-    assert main([*predict, "--task", "squad"]) == 2
-    assert "--task squad does not fit the model" in capsys.readouterr().err
+    with open(out / "predictions-dev.jsonl") as f:
+        run_lines = [json.loads(line) for line in f]
+    # A .keras without its run folder: the task comes from the model's class
+    # (class i is label i), the same predictions.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(out / "best.keras", lone / "model.keras")
+    alone = [
+        "predict",
+        "--model",
+        str(lone / "model.keras"),
+        "--input",
+        _task("rt_sentiment", "dev.jsonl"),
+        "--vocab",
+        SPM_MODEL_PATH,
+        "--max-seq-length",
+        "32",
+        "--max-examples",
+        "32",
+    ]
+    assert main(alone) == 0
+    assert "32 predicted" in capsys.readouterr().out
+    with open(lone / "predictions-dev.jsonl") as f:
+        lone_lines = [json.loads(line) for line in f]
+    assert [p["label"] for p in lone_lines] == [p["label"] for p in run_lines]
+    assert [p["line"] for p in lone_lines] == [p["line"] for p in run_lines]
+    with open(out / "predictions-dev.metrics.json") as f:
+        run_metrics = json.load(f)["metrics"]
+    with open(lone / "predictions-dev.metrics.json") as f:
+        assert json.load(f)["metrics"] == pytest.approx(run_metrics, abs=1e-6)
+    with pytest.raises(SystemExit, match="2"):  # the run says the task
+        main([*predict, "--task", "squad"])
+    assert "unrecognized arguments: --task" in capsys.readouterr().err
     assert main([*predict, "--max-seq-length", "512"]) == 2
     assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
     assert main(["predict", "--model", str(tmp_path), "--input", "x.jsonl"]) == 2
@@ -421,6 +460,12 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
 
 
 def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):
+    # 1500 training records (the fixture's, repeated): an epoch long enough
+    # for the run to be killed between two.
+    train = tmp_path / "train.jsonl"
+    with open(_task("rt_sentiment", "train.jsonl"), encoding="utf-8") as f:
+        records = [line for line in f if line.strip()]
+    train.write_text("".join(records * -(-1500 // len(records))), encoding="utf-8")
     out = tmp_path / "resume"
     command = [
         sys.executable,
@@ -430,7 +475,7 @@ def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):
         "--task",
         "classify",
         "--train",
-        _task("rt_sentiment", "train.jsonl"),
+        str(train),
         "--dev",
         _task("rt_sentiment", "dev.jsonl"),
         "--init",
@@ -500,16 +545,16 @@ def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
         json.dump({"version": "v2.0", "data": [{"paragraphs": copies}]}, f)
     out = str(tmp_path / "squad")
     result = run_finetuning(
-        "squad",
+        task_from_name("squad", head=head, sequence_length=256),
         train,
         dev,
         output_dir=out,
-        head=head,
         **dict(
             FAST,
-            sequence_length=256,
             batch_size=8,
-            learning_rate=3e-3,
+            # The simple head fits these questions in 8 epochs at 5e-3 (at
+            # 3e-3 it is still halfway: best_f1 75-81, HasAns_f1 50-58).
+            learning_rate=5e-3,
             epochs=8,
             patience=8,
             max_train_examples=None,
@@ -522,9 +567,9 @@ def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
 
 def test_init_from_a_transformers_folder(tmp_path):
     from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
-    from albert_keras.tasks.finetune_run import find_vocabulary, load_backbone
     from albert_keras.sample_text import SPM_MODEL_PATH
     from checkpoints_convert import save_hf_checkpoint
+    from checkpoints_convert.backbone_loader import find_vocabulary, load_backbone
 
     config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
     source = AlbertPretrainer(AlbertBackbone(config))
