@@ -92,77 +92,67 @@ class SharedTransformerEncoder(keras.layers.Layer):
     def _build_blocks(self):
         """Creates the unique blocks and the layer -> block layout (in the
         order the weights have always been created: saved files depend on it)."""
-        num_layers, inner_group_num, sharing = (
-            self.num_layers,
-            self.inner_group_num,
-            self.sharing,
+        common = dict(
+            dtype=self.dtype_policy,
+            initializer_range=self.initializer_range,
+            dropout=self.dropout,
         )
-        hidden_size, num_heads = self.hidden_size, self.num_heads
-        intermediate_size, activation = self.intermediate_size, self.activation
-        dropout, attention_dropout = self.dropout, self.attention_dropout
-        initializer_range = self.initializer_range
-        common = dict(dtype=self.dtype_policy, initializer_range=initializer_range)
+        block_args = (self.hidden_size, self.num_heads, self.intermediate_size)
+        block_kwargs = dict(
+            activation=self.activation,
+            attention_dropout=self.attention_dropout,
+            **common,
+        )
         # Which owner (a group or a layer) holds each sub-block of layer l.
         attention_owner, ffn_owner = self._owners()
         attentions, ffns = {}, {}
         self.blocks = []  # unique blocks, in creation order
         # layout[layer][inner] = index into self.blocks; plain ints, so nothing
         # here is tracked twice (and SavedModel export accepts it).
-        self._layout = [[] for _ in range(num_layers)]
+        self._layout = [[] for _ in range(self.num_layers)]
         owned_blocks = {}  # (owner, inner) -> index, for "all" and "none"
-        for layer_index in range(num_layers):
-            for inner in range(inner_group_num):
+        for layer_index in range(self.num_layers):
+            for inner in range(self.inner_group_num):
                 a_key = (attention_owner(layer_index), inner)
                 f_key = (ffn_owner(layer_index), inner)
-                if sharing in ("all", "none"):
+                if self.sharing in ("all", "none"):
                     # Attention and FFN have the same owner: share whole blocks.
-                    key = a_key
-                    if key not in owned_blocks:
-                        block = TransformerBlock(
-                            hidden_size,
-                            num_heads,
-                            intermediate_size,
-                            activation=activation,
-                            dropout=dropout,
-                            attention_dropout=attention_dropout,
-                            name=f"group_{key[0]}_inner_group_{key[1]}",
-                            **common,
+                    if a_key not in owned_blocks:
+                        owned_blocks[a_key] = len(self.blocks)
+                        self.blocks.append(
+                            TransformerBlock(
+                                *block_args,
+                                name=f"group_{a_key[0]}_inner_group_{a_key[1]}",
+                                **block_kwargs,
+                            )
                         )
-                        owned_blocks[key] = len(self.blocks)
-                        self.blocks.append(block)
-                    self._layout[layer_index].append(owned_blocks[key])
+                    self._layout[layer_index].append(owned_blocks[a_key])
                     continue
                 if a_key not in attentions:
                     attentions[a_key] = AlbertAttention(
-                        hidden_size,
-                        num_heads,
-                        dropout=dropout,
-                        attention_dropout=attention_dropout,
+                        self.hidden_size,
+                        self.num_heads,
+                        attention_dropout=self.attention_dropout,
                         name=f"attention_{a_key[0]}_inner_group_{a_key[1]}",
                         **common,
                     )
                 if f_key not in ffns:
                     ffns[f_key] = AlbertFeedForward(
-                        hidden_size,
-                        intermediate_size,
-                        activation=activation,
-                        dropout=dropout,
+                        self.hidden_size,
+                        self.intermediate_size,
+                        activation=self.activation,
                         name=f"feed_forward_{f_key[0]}_inner_group_{f_key[1]}",
                         **common,
                     )
-                block = TransformerBlock(
-                    hidden_size,
-                    num_heads,
-                    intermediate_size,
-                    activation=activation,
-                    dropout=dropout,
-                    attention_dropout=attention_dropout,
-                    attention=attentions[a_key],
-                    feed_forward=ffns[f_key],
-                    name=f"layer_{layer_index}_inner_group_{inner}",
-                    **common,
+                self.blocks.append(
+                    TransformerBlock(
+                        *block_args,
+                        attention=attentions[a_key],
+                        feed_forward=ffns[f_key],
+                        name=f"layer_{layer_index}_inner_group_{inner}",
+                        **block_kwargs,
+                    )
                 )
-                self.blocks.append(block)
                 self._layout[layer_index].append(len(self.blocks) - 1)
 
     def group_index(self, layer_index):
