@@ -17,6 +17,12 @@ task.export("savedmodel")
 """
 
 
+def test_the_readme_shows_these_lines():
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        assert "```python\n" + README_LINES + "```" in f.read()
+
+
 def test_readme_python_lines(tmp_path, monkeypatch):
     for split in ("train.jsonl", "dev.jsonl"):
         shutil.copy(task_file("rt_sentiment", split), tmp_path / split)
