@@ -121,15 +121,13 @@ class Task:
             train, dev: task files, or lists of dicts.
             output_dir: where the run's files go (see `run_finetuning`).
             vocab: the vocabulary; default: the one beside `init`.
-            **options: `FinetuningOptions` fields (epochs, batch_size, ...);
-                `export` defaults to False here: call `export` for a SavedModel.
+            **options: `FinetuningOptions` fields (epochs, batch_size, ...).
 
         Returns:
             The run's `metrics.json` content; `self.model` is the best model.
         """
         from albert_keras.tasks.finetuning_run import run_finetuning
 
-        options.setdefault("export", False)
         self.result = run_finetuning(
             self, train, dev, init, output_dir, vocab, **options
         )
