@@ -103,7 +103,6 @@ def main():
     shared = [
         os.environ.get("ALBERT_KERAS_DATA", ""),
         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"),
-        "/work/shared/data",
     ]
     default_input = next(
         (

@@ -44,8 +44,6 @@ CORPORA = ("en_news.txt", "en_brown.txt", "en_austen.txt")
 def english_lines(megabytes: float) -> tuple[list[str], str]:
     """Non-empty lines, the three corpora interleaved, up to `megabytes`."""
     folder = os.path.join(SHARED, "pretrain")
-    if not os.path.isdir(folder):
-        folder = "/work/shared/data/pretrain"
     sources = []
     if all(os.path.isfile(os.path.join(folder, n)) for n in CORPORA):
         for name in CORPORA:
