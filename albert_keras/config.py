@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
+import math
 import os
 from typing import Any
 
@@ -15,6 +17,57 @@ from albert_keras.presets import preset_values
 # the erf GELU (transformers' "gelu", for configs converted from transformers).
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING_MODES = ("all", "attention", "ffn", "none")
+_POSITIVE_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_hidden_groups",
+    "inner_group_num",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+# Fields every released `albert_config.json` (v1, v2, *_zh, TF1 Hub assets)
+# writes and that decide the weights or the outputs: a file without one is not
+# a release's config, and a default would silently build another model (our
+# defaults are albert_base's, the official code's albert_xxlarge's). Dropout,
+# `initializer_range` and the fields with no effect keep their defaults.
+REQUIRED_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "num_hidden_groups",
+    "inner_group_num",
+    "hidden_act",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+# What the backbone's parameter count grows with.
+_SIZE_FIELDS = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_hidden_groups",
+    "inner_group_num",
+    "sharing",
+)
+# Bounds of float32 weight bytes: one weight (albert_xxlarge's largest, the
+# 4096 x 16384 FFN kernel, is 0.27e9) and all of the backbone (an unshared
+# 24-layer xxlarge is 19e9). Beyond them a size is a typo, and failing here
+# beats an allocation error or a swapping machine.
+MAX_WEIGHT_BYTES = 4e9
+MAX_TOTAL_BYTES = 4e10
+# How close an unknown key must be to a field to be taken for its typo. 0.85
+# and at most 2 characters longer or shorter: no key of the official,
+# TF-Hub, transformers or Model Garden configs comes that close (the nearest,
+# BERT's `pooler_num_attention_heads`, is 0.84 from `num_attention_heads`).
+_NEAR_MISS_CUTOFF = 0.85
+_NEAR_MISS_LENGTH = 2
 
 
 @dataclasses.dataclass
@@ -24,7 +77,11 @@ class AlbertConfig:
     Every field of the official v1, v2 and `*_zh` configs is kept under its
     official name, so reading and writing a released `albert_config.json` is
     lossless; keys this class does not know are kept in `extra` and written
-    back. `sharing` is ours: which parameters the layers of a group share.
+    back, unless one is a near miss of a field (a typo), which is refused.
+    A file must have every field of `REQUIRED_FIELDS`; sizes whose float32
+    weights would exceed `MAX_WEIGHT_BYTES` (one weight) or `MAX_TOTAL_BYTES`
+    are refused before anything is built. `sharing` is ours: which
+    parameters the layers of a group share.
 
     Args:
         vocab_size: int. Number of word pieces V.
@@ -84,31 +141,41 @@ class AlbertConfig:
 
     # --- validation -------------------------------------------------------
     def validate(self) -> None:
-        """Raises `ValueError` naming the field, the value and what is allowed."""
-        positive = (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_hidden_groups",
-            "inner_group_num",
-            "num_attention_heads",
-            "intermediate_size",
-            "max_position_embeddings",
-            "type_vocab_size",
-        )
-        for name in positive:
+        """Raises `ValueError` naming the field, the value and what is allowed.
+
+        Checks types and ranges first, then the weight sizes the fields imply,
+        so an absurd config fails here, before any weight is allocated.
+        """
+        self._check_sizes()
+        self._check_probabilities()
+        self._check_structure()
+        self._check_memory()
+
+    def _check_sizes(self) -> None:
+        for name in _POSITIVE_FIELDS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
                     f"`{name}` must be a positive integer. Received: {name}={value!r}"
                 )
+
+    def _check_probabilities(self) -> None:
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            if not _is_number(value) or not 0.0 <= value < 1.0:
                 raise ValueError(
-                    f"`{name}` must be a float in [0, 1). Received: {name}={value!r}"
+                    f"`{name}` must be a float in [0, 1) (0 turns dropout off; "
+                    f"the v1 releases use 0.1, v2 0). Received: {name}={value!r}"
                 )
+        value = self.initializer_range
+        if not _is_number(value) or not 0.0 < value < math.inf:
+            raise ValueError(
+                "`initializer_range` must be a finite positive float (the "
+                "releases use 0.02). Received: "
+                f"initializer_range={self.initializer_range!r}"
+            )
+
+    def _check_structure(self) -> None:
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 "`hidden_size` must be divisible by `num_attention_heads`. "
@@ -132,13 +199,70 @@ class AlbertConfig:
                 f"Unknown `sharing`. Received: sharing={self.sharing!r}. "
                 f"Allowed: {', '.join(SHARING_MODES)}"
             )
-        if not isinstance(self.initializer_range, (int, float)) or (
-            self.initializer_range <= 0
-        ):
+
+    def _check_memory(self) -> None:
+        """Refuses sizes whose float32 weights no machine holds (a typo's)."""
+        for weight, fields in self._weight_fields():
+            size = 4 * math.prod(getattr(self, f) for f in fields)
+            if size > MAX_WEIGHT_BYTES:
+                received = ", ".join(f"{f}={getattr(self, f)}" for f in fields)
+                raise ValueError(
+                    f"{weight} [{' x '.join(fields)}] would take {_gb(size)} in "
+                    f"float32, over the {_gb(MAX_WEIGHT_BYTES)} bound for any "
+                    f"single weight. Check {_ticked(fields)} (a stray digit?). "
+                    f"Received: {received}"
+                )
+        total = 4 * self._parameter_bound()
+        if total > MAX_TOTAL_BYTES:
+            fields = _SIZE_FIELDS
+            received = ", ".join(f"{f}={getattr(self, f)!r}" for f in fields)
             raise ValueError(
-                "`initializer_range` must be a positive float. "
-                f"Received: initializer_range={self.initializer_range!r}"
+                f"The backbone would hold up to {_gb(total)} of float32 weights, "
+                f"over the {_gb(MAX_TOTAL_BYTES)} bound. Check {_ticked(fields)} "
+                f"(fewer layers or groups, or more sharing). Received: {received}"
             )
+
+    def _weight_fields(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(weight, the fields that give its shape) for each kind of weight."""
+        e, h = "embedding_size", "hidden_size"
+        return [
+            ("The word embedding table", ("vocab_size", e)),
+            ("The position embedding table", ("max_position_embeddings", e)),
+            ("The segment embedding table", ("type_vocab_size", e)),
+            ("The E -> H projection kernel", (e, h)),
+            ("An attention kernel", (h, h)),
+            ("A feed-forward kernel", (h, "intermediate_size")),
+        ]
+
+    def _parameter_bound(self) -> int:
+        """An upper bound of the backbone's parameters, in O(1) time.
+
+        Counts `num_hidden_groups` groups (the official formula may leave one
+        unused), so it never undercounts; `parameter_table` counts exactly.
+        """
+        e, h, i = self.embedding_size, self.hidden_size, self.intermediate_size
+        g, layers, inner = (
+            self.num_hidden_groups,
+            self.num_hidden_layers,
+            self.inner_group_num,
+        )
+        attention_owners, ffn_owners = {
+            "all": (g, g),
+            "attention": (g, layers),
+            "ffn": (layers, g),
+            "none": (layers, layers),
+        }[self.sharing]
+        tables = self.vocab_size + self.max_position_embeddings + self.type_vocab_size
+        return (
+            tables * e
+            + 2 * e
+            + e * h
+            + h
+            + attention_owners * inner * (4 * h * h + 6 * h)
+            + ffn_owners * inner * (2 * h * i + i + 3 * h)
+            + h * h
+            + h
+        )
 
     # --- derived quantities ----------------------------------------------
     @property
@@ -156,9 +280,40 @@ class AlbertConfig:
     # --- (de)serialization -----------------------------------------------
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> AlbertConfig:
-        """Builds a config from an `albert_config.json` dict (unknown keys kept)."""
+        """Builds a config from an `albert_config.json` dict.
+
+        Fields left out take the defaults (a file must have them all: see
+        `from_json_file`). Unknown keys are kept in `extra`, except a near
+        miss of a field's name, which is taken for a typo and refused.
+
+        Args:
+            values: dict of `albert_config.json` fields.
+        """
+        return cls._from_values(values, source=None, required=())
+
+    @classmethod
+    def _from_values(cls, values, source, required) -> AlbertConfig:
         values = copy.deepcopy(dict(values))
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        where = f"{source!r}: " if source else ""
+        typos = [
+            f"unknown field `{key}`, did you mean `{match}`?"
+            for key in values
+            if (match := _near_miss(key, names)) is not None
+        ]
+        if typos:
+            raise ValueError(
+                f"{where}{'; '.join(typos)} Rename the key (a key that is no "
+                "field's typo is kept in `extra`)."
+            )
+        missing = [name for name in required if name not in values]
+        if missing:
+            raise ValueError(
+                f"{where}missing required field(s) {_ticked(missing)}. Every "
+                "released albert_config.json has them and a default would "
+                "build a different model; add them with the values of the "
+                "checkpoint's release (e.g. albert_base: hidden_size=768)."
+            )
         known = {k: v for k, v in values.items() if k in names}
         extra = {k: v for k, v in values.items() if k not in names}
         extra.update(known.pop("extra", None) or {})
@@ -178,7 +333,14 @@ class AlbertConfig:
 
     @classmethod
     def from_json_file(cls, path: str | os.PathLike) -> AlbertConfig:
-        """Reads an official `albert_config.json` (or a folder holding one)."""
+        """Reads an official `albert_config.json` (or a folder holding one).
+
+        Stricter than `from_dict`: the file must have every field of
+        `REQUIRED_FIELDS`; errors name the file.
+
+        Args:
+            path: the file, or the folder holding `albert_config.json`.
+        """
         path = os.fspath(path)
         if os.path.isdir(path):
             path = os.path.join(path, "albert_config.json")
@@ -194,7 +356,7 @@ class AlbertConfig:
             raise ValueError(f"{path!r} is not valid JSON: {e}") from None
         if not isinstance(values, dict):
             raise ValueError(f"{path!r} must hold a JSON object of config fields.")
-        return cls.from_dict(values)
+        return cls._from_values(values, source=path, required=REQUIRED_FIELDS)
 
     def to_json_string(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
@@ -214,3 +376,28 @@ class AlbertConfig:
         A new config each call; `overrides` change fields of the preset.
         """
         return cls(**{**preset_values(name), **overrides})
+
+
+def _near_miss(key: str, names: set[str]) -> str | None:
+    """The field `key` is a typo of, or None (an exact field or a foreign key)."""
+    if key in names or key == "extra":
+        return None
+    for match in difflib.get_close_matches(
+        key.lower(), sorted(names), n=3, cutoff=_NEAR_MISS_CUTOFF
+    ):
+        if abs(len(match) - len(key)) <= _NEAR_MISS_LENGTH:
+            return match
+    return None
+
+
+def _is_number(value) -> bool:
+    """An int or float that is not a bool (`True` is an int in Python)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _ticked(names) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+def _gb(size: float) -> str:
+    return f"{size / 1e9:,.1f} GB ({size:.3g} bytes)"

@@ -65,15 +65,8 @@ class CheckpointReader:
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
         self.prefix, self.folder, self.choice = _find_prefix(self.path)
-        try:
-            listed = tf.train.list_variables(self.prefix)
-            self._reader = tf.train.load_checkpoint(self.prefix)
-        except (tf.errors.OpError, ValueError) as e:
-            message = getattr(e, "message", str(e)).strip().splitlines()[0]
-            raise ConversionError(
-                f"Cannot read the checkpoint {self.prefix!r} (are the .data-* "
-                f"files complete, not Git LFS pointers?): {message}"
-            ) from None
+        listed, self._reader = _open_index(self.prefix)
+        self.data_files = _check_data_files(self.prefix, self._reader)
         # Hub modules may store names under `module/`; strip it once.
         self._stored = {}
         for name, shape in listed:
@@ -119,7 +112,17 @@ class CheckpointReader:
         return self._stored[name][1]
 
     def read(self, name: str) -> np.ndarray:
-        return self._reader.get_tensor(self._stored[name][0])
+        """The variable's value; `ConversionError` naming the file if unreadable."""
+        stored = self._stored[name][0]
+        try:
+            return self._reader.get_tensor(stored)
+        except (tf.errors.OpError, IndexError, ValueError) as e:
+            files = " / ".join(map(repr, self.data_files))
+            raise ConversionError(
+                f"Cannot read {stored!r} {list(self.shape(name))} from {files}: "
+                f"{_first_line(e)}. The file is truncated or corrupt; copy or "
+                "download the checkpoint again."
+            ) from None
 
     @staticmethod
     def is_optimizer_state(name: str) -> bool:
@@ -134,14 +137,12 @@ class CheckpointReader:
 
 def _find_prefix(path):
     """(prefix, folder of the release files, how the prefix was chosen)."""
-    for suffix in (".index", ".meta"):
-        if path.endswith(suffix) and os.path.isfile(path):
-            path = path[: -len(suffix)]
-    data = re.match(r"(.*)\.data-\d+-of-\d+$", path)
-    if data and os.path.isfile(path):
-        path = data.group(1)
-    if os.path.isfile(path + ".index"):
-        return path, os.path.dirname(path) or ".", "given"
+    prefix = path
+    if not os.path.isdir(path):
+        prefix = re.sub(r"(\.index|\.meta|\.data-\d+-of-\d+)$", "", path)
+    if os.path.isfile(prefix + ".index"):
+        return prefix, os.path.dirname(prefix) or ".", "given"
+    _refuse_data_without_index(glob.glob(glob.escape(prefix) + ".data-*"))
     if not os.path.isdir(path):
         raise FileNotFoundError(
             f"No checkpoint at {path!r}: expected a release folder, a TF1 Hub "
@@ -156,6 +157,9 @@ def _find_prefix(path):
         for i in glob.glob(os.path.join(glob.escape(path), "*.index"))
     )
     if not prefixes:
+        _refuse_data_without_index(
+            glob.glob(os.path.join(glob.escape(path), "*.data-*"))
+        )
         raise FileNotFoundError(
             f"No checkpoint in {path!r}: no *.index file and no "
             "variables/variables.index (TF1 Hub module)."
@@ -174,6 +178,91 @@ def _find_prefix(path):
         stacklevel=4,
     )
     return chosen, path, f"{why} of {len(prefixes)}"
+
+
+def _refuse_data_without_index(data_files):
+    """Raises for .data-* files whose .index is missing (they cannot be read)."""
+    if data_files:
+        data = sorted(data_files)[0]
+        index = re.sub(r"\.data-\d+-of-\d+$", ".index", data)
+        raise ConversionError(
+            f"{index!r} is missing: {data!r} holds the weights, but only "
+            "with its .index can they be read. Copy the .index file of the "
+            "checkpoint beside it (release tars and hub modules have both)."
+        )
+
+
+def _open_index(prefix):
+    """(variables and shapes, reader) of the `.index`; names it if unreadable."""
+    index = prefix + ".index"
+    try:
+        return tf.train.list_variables(prefix), tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        if _is_lfs_pointer(index):
+            cause, fix = "a Git LFS pointer, not the index", "run `git lfs pull`"
+        else:
+            cause = "corrupt, truncated or not a TF checkpoint index"
+            fix = "copy or download the checkpoint again"
+        raise ConversionError(
+            f"Cannot read the checkpoint index {index!r} ({_first_line(e)}): "
+            f"the file is {cause}; {fix}."
+        ) from None
+
+
+def _check_data_files(prefix, reader):
+    """The `.data-*` shards of `prefix`, checked present and long enough."""
+    found = {}
+    for path in glob.glob(glob.escape(prefix) + ".data-*-of-*"):
+        match = re.search(r"\.data-(\d+)-of-(\d+)$", path)
+        if match:
+            found[int(match.group(1))] = (path, int(match.group(2)))
+    shards = max((n for _, n in found.values()), default=1)
+    missing = [i for i in range(shards) if i not in found]
+    if missing:
+        more = f" (and {len(missing) - 1} more shards)" if len(missing) > 1 else ""
+        raise ConversionError(
+            f"'{prefix}.data-{missing[0]:05d}-of-{shards:05d}' is missing{more}: "
+            f"'{prefix}.index' lists variables stored there. Copy or download "
+            "the checkpoint's .data-* files beside its .index."
+        )
+    files = [found[i][0] for i in sorted(found)]
+    _check_data_size(prefix, reader, files)
+    return files
+
+
+def _check_data_size(prefix, reader, files):
+    """Refuses shards shorter than the variables the index lists (truncated)."""
+    dtypes = reader.get_variable_to_dtype_map()
+    if any(not d.is_numpy_compatible or d == tf.string for d in dtypes.values()):
+        return  # variable-length entries: no size to expect
+    shapes = reader.get_variable_to_shape_map()
+    expected = sum(
+        dtypes[n].size * int(np.prod(shapes[n], dtype=np.int64)) for n in dtypes
+    )
+    size = sum(os.path.getsize(f) for f in files)
+    if size >= expected:
+        return
+    if any(_is_lfs_pointer(f) for f in files):
+        cause, fix = "a Git LFS pointer, not the weights", "run `git lfs pull`"
+    else:
+        cause, fix = "truncated", "copy or download the checkpoint again"
+    raise ConversionError(
+        f"{' / '.join(map(repr, files))} is {cause}: {size} bytes, but "
+        f"'{prefix}.index' lists {expected} bytes of variables; {fix}."
+    )
+
+
+def _is_lfs_pointer(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(40).startswith(b"version https://git-lfs")
+    except OSError:
+        return False
+
+
+def _first_line(error):
+    lines = getattr(error, "message", None) or str(error) or type(error).__name__
+    return lines.strip().splitlines()[0]
 
 
 def _step(prefix):

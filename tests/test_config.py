@@ -1,6 +1,7 @@
 """AlbertConfig: lossless official json, validation messages, the group formula."""
 
 import json
+import re
 
 import pytest
 
@@ -158,3 +159,186 @@ def test_presets_are_data():
     assert imported == ["__future__"]
     for values in PRESETS.values():
         assert all(isinstance(v, (int, float, str)) for v in values.values())
+
+
+# --- strict files: required fields, typos, absurd sizes ---------------------
+# Keys of released and foreign configs that are no typo of a field: the
+# official no-effect fields, transformers' AlbertConfig.to_dict() (5.x, and
+# 4.x's generation keys) and a hub config.json, Model Garden's AlbertEncoder,
+# BERT's Chinese bert_config.json, brightmart's albert_zh, keras-hub's
+# AlbertBackbone.
+FOREIGN_KEYS = [
+    *("down_scale_factor", "net_structure_type", "layers_to_keep", "gap_size"),
+    *("num_memory_blocks", "inner_group_num", "num_hidden_groups"),
+    *("_name_or_path", "architectures", "bos_token_id", "eos_token_id"),
+    *("pad_token_id", "chunk_size_feed_forward", "classifier_dropout_prob"),
+    *("dtype", "torch_dtype", "id2label", "label2id", "is_encoder_decoder"),
+    *("layer_norm_eps", "model_type", "output_attentions", "output_hidden_states"),
+    *("problem_type", "return_dict", "tie_word_embeddings", "num_labels"),
+    *("transformers_version", "position_embedding_type", "tokenizer_class"),
+    *("embedding_width", "num_layers", "max_sequence_length", "activation"),
+    *("dropout_rate", "attention_dropout_rate", "initializer", "output_dropout"),
+    *("directionality", "pooler_fc_size", "pooler_num_attention_heads"),
+    *("pooler_num_fc_layers", "pooler_size_per_head", "pooler_type", "ln_type"),
+    *("num_heads", "num_groups", "num_inner_repetitions", "num_segments"),
+    *("dropout", "hidden_dim", "intermediate_dim", "my_note", "use_bias"),
+    *("max_length", "min_length", "do_sample", "num_beams", "temperature"),
+    *("top_k", "top_p", "repetition_penalty", "length_penalty", "is_decoder"),
+    *("no_repeat_ngram_size", "bad_words_ids", "num_return_sequences"),
+    *("forced_bos_token_id", "forced_eos_token_id", "torchscript", "use_cache"),
+    *("use_bfloat16", "pruned_heads", "tie_encoder_decoder", "prefix"),
+    *("add_cross_attention", "cross_attention_hidden_size", "finetuning_task"),
+    *("task_specific_params", "sep_token_id", "decoder_start_token_id"),
+    *("output_past", "gradient_checkpointing", "tf_legacy_loss"),
+]
+
+
+def _write(tmp_path, values):
+    path = tmp_path / "albert_config.json"
+    path.write_text(json.dumps(values))
+    return path
+
+
+@pytest.mark.parametrize(
+    "typo, field",
+    [
+        ("num_hiden_layers", "num_hidden_layers"),
+        ("vocab_sise", "vocab_size"),
+        ("embeding_size", "embedding_size"),
+        ("Hidden_Size", "hidden_size"),
+        ("num_attention_head", "num_attention_heads"),
+        ("hiden_act", "hidden_act"),
+        ("initializer_rang", "initializer_range"),
+    ],
+)
+def test_typo_of_a_field_is_refused_with_a_suggestion(tmp_path, typo, field):
+    values = dict(OFFICIAL_V2_BASE)
+    values[typo] = values.pop(field)
+    path = _write(tmp_path, values)
+    expected = f"unknown field `{typo}`, did you mean `{field}`?"
+    with pytest.raises(ValueError, match=expected) as info:
+        AlbertConfig.from_json_file(path)
+    assert str(path) in str(info.value)
+    # A dict (not a file) is checked the same way, even with the field present.
+    with pytest.raises(ValueError, match=expected):
+        AlbertConfig.from_dict(dict(OFFICIAL_V2_BASE, **{typo: 1}))
+
+
+def test_keys_of_official_and_foreign_configs_are_no_typos(tmp_path):
+    """Checked one by one, so a false near miss names its key."""
+    for key in FOREIGN_KEYS:
+        values = dict(OFFICIAL_V2_BASE, **{key: OFFICIAL_V2_BASE.get(key, 0)})
+        config = AlbertConfig.from_json_file(_write(tmp_path, values))
+        assert config.to_dict()[key] == values[key], key
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "hidden_act", "vocab_size"])
+def test_file_missing_a_required_field_is_refused(tmp_path, field):
+    values = dict(OFFICIAL_V1_BASE)
+    del values[field]
+    path = _write(tmp_path, values)
+    with pytest.raises(ValueError) as info:
+        AlbertConfig.from_json_file(path)
+    message = str(info.value)
+    assert f"missing required field(s) `{field}`" in message
+    assert str(path) in message
+
+
+def test_missing_fields_are_all_named_and_optional_ones_default(tmp_path):
+    values = {k: v for k, v in OFFICIAL_V1_BASE.items() if k not in REQUIRED}
+    with pytest.raises(ValueError) as info:
+        AlbertConfig.from_json_file(_write(tmp_path, values))
+    assert ", ".join(f"`{f}`" for f in REQUIRED) in str(info.value)
+    # Training-only and no-effect fields may be left out.
+    values = {k: v for k, v in OFFICIAL_V1_BASE.items() if k in REQUIRED}
+    config = AlbertConfig.from_json_file(_write(tmp_path, values))
+    assert config.initializer_range == 0.02 and config.hidden_dropout_prob == 0.0
+
+
+REQUIRED = (
+    *("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers"),
+    *("num_attention_heads", "intermediate_size", "num_hidden_groups"),
+    *("inner_group_num", "hidden_act", "max_position_embeddings"),
+    "type_vocab_size",
+)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(hidden_size=-768), "`hidden_size` must be a positive integer"),
+        (dict(vocab_size=float("nan")), "vocab_size=nan"),
+        (dict(intermediate_size=0), "intermediate_size=0"),
+        (dict(hidden_dropout_prob=float("nan")), "in [0, 1)"),
+        (dict(attention_probs_dropout_prob=-0.1), "attention_probs_dropout_prob"),
+        (dict(attention_probs_dropout_prob=True), "attention_probs_dropout_prob"),
+        (dict(initializer_range=float("nan")), "initializer_range=nan"),
+        (dict(initializer_range=0), "finite positive float"),
+        (dict(initializer_range=float("inf")), "initializer_range=inf"),
+    ],
+)
+def test_nan_negative_and_out_of_range_values_are_refused(tmp_path, changes, message):
+    # Through a file: json writes NaN and Infinity, and reads them back.
+    path = _write(tmp_path, dict(OFFICIAL_V2_BASE, **changes))
+    with pytest.raises(ValueError) as info:
+        AlbertConfig.from_json_file(path)
+    assert message in str(info.value)
+
+
+def test_absurd_vocab_size_fails_fast_and_allocates_nothing():
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as info:
+        AlbertConfig.from_dict(dict(OFFICIAL_V2_BASE, vocab_size=10**10))
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert elapsed < 0.1
+    assert peak < 1_000_000  # bytes: no table was allocated
+    message = str(info.value)
+    assert "The word embedding table [vocab_size x embedding_size]" in message
+    assert "over the 4.0 GB (4e+09 bytes) bound for any single weight" in message
+    assert "Check `vocab_size`, `embedding_size`" in message
+    assert "vocab_size=10000000000, embedding_size=128" in message
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(max_position_embeddings=10**8), "position embedding table"),
+        (dict(hidden_size=40_000, num_attention_heads=1), "attention kernel"),
+        (dict(intermediate_size=2 * 10**7), "A feed-forward kernel"),
+        # Each weight fits, all of them do not: 200 unshared xxlarge layers.
+        (
+            dict(
+                hidden_size=4096,
+                num_attention_heads=64,
+                intermediate_size=16384,
+                num_hidden_layers=200,
+                sharing="none",
+            ),
+            "over the 40.0 GB (4e+10 bytes) bound",
+        ),
+    ],
+)
+def test_absurd_sizes_are_refused_before_allocating(changes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        AlbertConfig.from_dict(dict(OFFICIAL_V2_BASE, **changes))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        AlbertConfig().replace(**changes)  # replace() validates again
+
+
+def test_every_preset_and_the_largest_real_models_still_load(tmp_path):
+    for name in list(PRESETS) + list(ALIASES):
+        config = AlbertConfig.from_preset(name)
+        config.to_json_file(tmp_path / "albert_config.json")
+        assert AlbertConfig.from_json_file(tmp_path) == config, name
+    # xxlarge unshared (BERT-sized, 24 layers, 19 GB) is big but real.
+    AlbertConfig.from_preset(
+        "albert_xxlarge_v2", num_hidden_layers=24, sharing="none"
+    ).validate()
+    for values in (OFFICIAL_V1_BASE, OFFICIAL_V2_BASE, OFFICIAL_ZH_BASE):
+        assert AlbertConfig.from_json_file(_write(tmp_path, values)).extra == {}

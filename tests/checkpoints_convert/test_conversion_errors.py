@@ -255,3 +255,127 @@ def test_partial_head_is_an_error(official, tmp_path):
     )
     with pytest.raises(ConversionError, match="missing variable 'output_bias'"):
         load_official_checkpoint(folder, "classifier")
+
+
+# --- damaged files: errors that name the file (and the variable) ------------
+WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 46747112\n"
+)
+
+
+def release_copy(official, tmp_path):
+    """(folder, prefix) of an intact copy of the all_shared release."""
+    folder = edited_copy(official, tmp_path, lambda variables: None)
+    return folder, os.path.join(folder, "model.ckpt-best")
+
+
+def test_truncated_data_file_is_refused_before_reading(official, tmp_path):
+    folder, prefix = release_copy(official, tmp_path)
+    data = prefix + ".data-00000-of-00001"
+    size = os.path.getsize(data)
+    with open(data, "r+b") as f:
+        f.truncate(size // 2)
+    with pytest.raises(ConversionError) as info:
+        load_official_checkpoint(folder)
+    assert str(info.value) == (
+        f"'{data}' is truncated: {size // 2} bytes, but '{prefix}.index' lists "
+        f"{size} bytes of variables; copy or download the checkpoint again."
+    )
+
+
+def test_data_file_as_a_git_lfs_pointer(official, tmp_path):
+    folder, prefix = release_copy(official, tmp_path)
+    data = prefix + ".data-00000-of-00001"
+    with open(data, "wb") as f:
+        f.write(LFS_POINTER)
+    with pytest.raises(ConversionError, match="a Git LFS pointer, not the weights"):
+        load_official_checkpoint(folder)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_unreadable_variable_names_itself_and_the_file(official, tmp_path, damage):
+    """Damage after the reader opened the files (the size check passed): the
+    read itself fails, and the error says which variable from which file."""
+    folder, prefix = release_copy(official, tmp_path)
+    reader = CheckpointReader(folder)
+    data = prefix + ".data-00000-of-00001"
+    content = open(data, "rb").read()
+    with open(data, "wb") as f:
+        if damage == "truncate":  # today: IndexError: Read less bytes than requested
+            f.write(content[:10])
+        else:  # same length, wrong bytes: the checksums fail
+            f.write(bytes(b ^ 0xFF for b in content))
+    with pytest.raises(ConversionError) as info:
+        reader.read(WORD_EMBEDDINGS)
+    message = str(info.value)
+    assert message.startswith(
+        f"Cannot read '{WORD_EMBEDDINGS}' [100, 16] from '{data}'"
+    )
+    assert "truncated or corrupt; copy or download the checkpoint again" in message
+
+
+def test_missing_data_file(official, tmp_path):
+    folder, prefix = release_copy(official, tmp_path)
+    os.remove(prefix + ".data-00000-of-00001")
+    with pytest.raises(ConversionError) as info:
+        load_official_checkpoint(folder)
+    assert str(info.value) == (
+        f"'{prefix}.data-00000-of-00001' is missing: '{prefix}.index' lists "
+        "variables stored there. Copy or download the checkpoint's .data-* "
+        "files beside its .index."
+    )
+
+
+def test_missing_index_file(official, tmp_path):
+    folder, prefix = release_copy(official, tmp_path)
+    os.remove(prefix + ".index")
+    data = prefix + ".data-00000-of-00001"
+    expected = (
+        f"'{prefix}.index' is missing: '{data}' holds the weights, but only "
+        "with its .index can they be read. Copy the .index file of the "
+        "checkpoint beside it (release tars and hub modules have both)."
+    )
+    # The folder, the prefix, the .data file and the .index path all say so.
+    for path in (folder, prefix, data, prefix + ".index"):
+        with pytest.raises(ConversionError) as info:
+            load_official_checkpoint(path)
+        assert str(info.value) == expected, path
+
+
+@pytest.mark.parametrize(
+    "corrupt, cause",
+    [
+        # Bytes of the entries changed: today an IndexError from TensorFlow.
+        (lambda b: b[:10] + bytes(x ^ 0x5A for x in b[10:-10]) + b[-10:], None),
+        (lambda b: b[:-48] + bytes(48), "not an sstable (bad magic number)"),
+        (lambda b: b[:20], "file is too short to be an sstable"),
+        (lambda b: b"", "file is too short to be an sstable"),
+    ],
+    ids=["entries", "footer", "short", "empty"],
+)
+def test_corrupt_index_file(official, tmp_path, corrupt, cause):
+    folder, prefix = release_copy(official, tmp_path)
+    index = prefix + ".index"
+    with open(index, "rb") as f:
+        content = f.read()
+    with open(index, "wb") as f:
+        f.write(corrupt(content))
+    with pytest.raises(ConversionError) as info:
+        load_official_checkpoint(folder)
+    message = str(info.value)
+    assert message.startswith(f"Cannot read the checkpoint index '{index}' (")
+    assert message.endswith(
+        "): the file is corrupt, truncated or not a TF checkpoint index; copy "
+        "or download the checkpoint again."
+    )
+    if cause:
+        assert f"({cause})" in message
+
+
+def test_index_file_as_a_git_lfs_pointer(official, tmp_path):
+    folder, prefix = release_copy(official, tmp_path)
+    with open(prefix + ".index", "wb") as f:
+        f.write(LFS_POINTER)
+    with pytest.raises(ConversionError, match="a Git LFS pointer, not the index"):
+        load_official_checkpoint(folder)
