@@ -16,6 +16,11 @@ _WHITESPACE = "[ \t\r\n\u202f]+"
 # decoding): the official one, or that minus the best span's log probability.
 NULL_SCORES = ("official", "span_adjusted")
 
+# Windows served per question: a bound on a request's memory and time. 64
+# windows cover ~8,300 tokens (~35 KB of English) at the official 384/128,
+# several times the longest SQuAD context; see `max_windows`.
+MAX_WINDOWS = 64
+
 
 def check_null_score(null_score):
     """Raises a ValueError naming the allowed values unless one of NULL_SCORES."""
@@ -41,6 +46,12 @@ class AlbertSpanTextModel(AlbertTextModel):
     where the window gives the token its most context. The answer is the
     context's words that the best span touches, joined by single spaces.
 
+    A request's cost is bounded: each context is read up to the tokens of its
+    question's first `max_windows` windows (later windows are dropped, and
+    words past the most those can hold are never tokenized), so memory and
+    time grow with the batch, not with a context's length. A question or
+    context with no tokens answers "". Nothing a client sends makes it fail.
+
     Outputs (one row per question):
     - `answer`: the best span's words, or "" where `null_odds` exceeds
       `null_threshold` (or no window holds a valid span);
@@ -51,7 +62,9 @@ class AlbertSpanTextModel(AlbertTextModel):
       `null_score="span_adjusted"` also `AlbertSquadV2`'s minus the best
       span's log probability); +inf without a valid span;
     - `score`: the best span's score; `start_token`, `end_token`: its first
-      and last token among the context's tokens (-1 without a span).
+      and last token among the context's tokens (-1 without a span);
+    - `truncated`: True where the context was cut to `max_windows` windows
+      (the answer is then the cut context's).
 
     Use the `best_f1_thresh` that `albert-keras finetune --task squad` chose
     on dev as `null_threshold`; `model.export(path)` writes a SavedModel with
@@ -68,6 +81,11 @@ class AlbertSpanTextModel(AlbertTextModel):
         null_threshold: float. Answer "" where `null_odds` is above it.
         null_score: "official" or "span_adjusted" (as `decode_spans`; use
             the one the threshold was chosen with).
+        max_windows: int. Windows per question (64): the context is cut to
+            what they hold, `truncated` says so. A request's memory grows
+            with its windows: a 384-token window takes ~4 MB for
+            albert_tiny, ~50 MB for albert_base (CPU, measured), so lower it
+            to serve large models in little memory.
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertConfig, AlbertSquadV2
@@ -78,8 +96,8 @@ class AlbertSpanTextModel(AlbertTextModel):
     >>> tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
     >>> model = AlbertSpanTextModel(reader, tokenizer, 64, max_query_length=16)
     >>> out = model({"question": ["Who came?"], "context": ["Emma came home."]})
-    >>> sorted(out)
-    ['answer', 'best_span', 'end_token', 'null_odds', 'score', 'start_token']
+    >>> sorted(out)[:4], out["truncated"].numpy().tolist()
+    (['answer', 'best_span', 'end_token', 'null_odds'], [False])
     """
 
     def __init__(
@@ -93,10 +111,16 @@ class AlbertSpanTextModel(AlbertTextModel):
         n_best_size=20,
         null_threshold=0.0,
         null_score="official",
+        max_windows=MAX_WINDOWS,
         packer=None,
         **kwargs,
     ):
         check_null_score(null_score)
+        if not isinstance(max_windows, int) or max_windows < 1:
+            raise ValueError(
+                f"`max_windows` must be a positive integer. Received: "
+                f"max_windows={max_windows!r}"
+            )
         outputs = getattr(task_model, "output", None)
         names = set(outputs) if isinstance(outputs, dict) else set()
         if not ({"start_logits", "end_logits"} <= names or "cls_logits" in names):
@@ -125,6 +149,7 @@ class AlbertSpanTextModel(AlbertTextModel):
         self.n_best_size = int(n_best_size)
         self.null_threshold = float(null_threshold)
         self.null_score = null_score
+        self.max_windows = max_windows
         self.head = "v2" if "cls_logits" in names else "simple"
 
     # --- text -> windows ------------------------------------------------------
@@ -141,25 +166,55 @@ class AlbertSpanTextModel(AlbertTextModel):
         return questions, contexts
 
     def _words(self, contexts):
-        """Whitespace words of each context, ragged [batch, words]."""
-        words = tf.strings.split(tf.strings.regex_replace(contexts, _WHITESPACE, " "))
-        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        """Whitespace words of each context, ragged [batch, words], and whether
+        words past the most the windows can hold (`_max_words`) were left out.
+
+        The split stops there, so a megabyte of context is not split (nor
+        tokenized) word by word.
+        """
+        limit = self._max_words()
+        text = tf.strings.regex_replace(contexts, _WHITESPACE, " ")
+        pieces = tf.strings.split(text, maxsplit=limit)  # then the rest, unsplit
+        rest = tf.strings.strip(pieces[:, limit:])
+        cut = tf.reduce_any(tf.strings.length(rest) > 0, axis=1)
+        words = pieces[:, :limit]
+        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0), cut
+
+    def _max_words(self):
+        """Words enough for `max_windows` windows at any question length: a
+        word has one token or more (one that normalizes to nothing, say a
+        lone combining mark, has none: such contexts are cut a little early)."""
+        return self.sequence_length + (self.max_windows - 1) * self.doc_stride
 
     def pack(self, inputs):
-        """The windows (`AlbertSpanPacker`'s dict) and the words of each context."""
+        """The windows (`AlbertSpanPacker`'s dict) and the words of each context.
+
+        A context is cut to the tokens of its question's first `max_windows`
+        windows (`_truncated` says where); a question without tokens gets no
+        context, so no window.
+        """
         questions, contexts = self._questions_contexts(inputs)
-        words = self._words(contexts)
+        question = self.tokenizer(questions)
+        contexts = tf.where(question.row_lengths() > 0, contexts, "")
+        words, cut = self._words(contexts)
         pieces = self.tokenizer(words.flat_values)  # [all words, pieces]
-        per_context = tf.math.unsorted_segment_sum(
+        token_word = pieces.value_rowids()
+        lengths = tf.math.unsorted_segment_sum(
             pieces.row_lengths(),
             words.value_rowids(),
             tf.shape(contexts, out_type=tf.int64)[0],
         )
-        context = tf.RaggedTensor.from_row_lengths(pieces.flat_values, per_context)
-        windows = self.packer(self.tokenizer(questions), context)
+        capacity = self.packer.window_capacity(question.row_lengths(), self.max_windows)
+        keep = tf.ragged.range(lengths) < capacity[:, None]
+        context = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(pieces.flat_values, keep.flat_values),
+            tf.minimum(lengths, capacity),
+        )
+        windows = self.packer(question, context)
         # Every context token's word, numbered over the whole batch.
-        windows["_token_word"] = pieces.value_rowids()
+        windows["_token_word"] = tf.boolean_mask(token_word, keep.flat_values)
         windows["_context_starts"] = context.row_starts()
+        windows["_truncated"] = cut | (lengths > capacity)
         return windows, words
 
     # --- windows -> answers ---------------------------------------------------
@@ -184,11 +239,8 @@ class AlbertSpanTextModel(AlbertTextModel):
         scores = tf.repeat(start_values, n, axis=1) + tf.tile(end_values, [1, n])
         return starts, ends, scores, start_logits[:, 0] + end_logits[:, 0]
 
-    def _decode(self, windows, outputs, words):
-        batch = words.nrows(out_type=tf.int32)
-        starts, ends, scores, row_null = self._candidates(outputs)
-        starts, ends = tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)
-        scores = tf.cast(scores, tf.float32)
+    def _valid_scores(self, windows, starts, ends, scores):
+        """Candidate scores [windows, candidates], -inf where no span can be."""
         offset = windows["doc_offset"][:, None]
         length = tf.reduce_sum(windows["segment_ids"], axis=1, keepdims=True) - 1
         max_context = tf.gather(windows["token_is_max_context"], starts, batch_dims=1)
@@ -201,7 +253,13 @@ class AlbertSpanTextModel(AlbertTextModel):
             & (ends - starts + 1 <= self.max_answer_length)
             & (max_context > 0)
         )
-        scores = tf.where(valid, scores, -float("inf"))
+        return tf.where(valid, tf.cast(scores, tf.float32), -float("inf"))
+
+    def _decode(self, windows, outputs, words):
+        batch = words.nrows(out_type=tf.int32)
+        starts, ends, scores, row_null = self._candidates(outputs)
+        starts, ends = tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)
+        scores = self._valid_scores(windows, starts, ends, scores)
         pick = tf.argmax(scores, axis=1, output_type=tf.int32)
         row_best = tf.gather(scores, pick, batch_dims=1)
         example = windows["example_index"]
@@ -224,34 +282,37 @@ class AlbertSpanTextModel(AlbertTextModel):
         null_odds = tf.where(found, null, float("inf"))
 
         def context_token(candidates):
-            chosen = tf.gather(tf.gather(candidates, pick, batch_dims=1), row)
-            doc_start = tf.gather(windows["doc_start"], row)
-            position = chosen - tf.gather(windows["doc_offset"], row) + doc_start
-            return tf.where(found, position, -1)
+            chosen = _take(tf.gather(candidates, pick, batch_dims=1), row)
+            start = _take(windows["doc_start"] - windows["doc_offset"], row)
+            return tf.where(found, chosen + start, -1)
 
         start_token, end_token = context_token(starts), context_token(ends)
-        # Token -> word over the batch; the span's words, joined by spaces.
-        base = tf.cast(windows["_context_starts"], tf.int32)
-        token_word = tf.cast(windows["_token_word"], tf.int32)
-
-        def word(token):
-            return tf.gather(token_word, tf.maximum(base + token, 0))
-
-        first_word = tf.where(found, word(start_token), 0)
-        last_word = tf.where(found, word(end_token), -1)
-        span = tf.ragged.range(first_word, last_word + 1)
-        text = tf.strings.reduce_join(
-            tf.gather(words.flat_values, span), axis=-1, separator=" "
-        )
-        answer = tf.where(null_odds > self.null_threshold, "", text)
+        text = self._span_text(windows, words, start_token, end_token, found)
         return {
-            "answer": answer,
+            "answer": tf.where(null_odds > self.null_threshold, "", text),
             "best_span": text,
             "null_odds": null_odds,
             "score": tf.where(found, best, -float("inf")),
             "start_token": start_token,
             "end_token": end_token,
+            "truncated": windows["_truncated"],
         }
+
+    @staticmethod
+    def _span_text(windows, words, start_token, end_token, found):
+        """The words the span's tokens come from, joined by single spaces."""
+        base = tf.cast(windows["_context_starts"], tf.int32)
+        token_word = tf.cast(windows["_token_word"], tf.int32)
+
+        def word(token):  # token -> word, numbered over the batch
+            return _take(token_word, tf.where(found, base + token, 0))
+
+        first_word = tf.where(found, word(start_token), 0)
+        last_word = tf.where(found, word(end_token), -1)
+        span = tf.ragged.range(first_word, last_word + 1)
+        return tf.strings.reduce_join(
+            tf.gather(words.flat_values, span), axis=-1, separator=" "
+        )
 
     def call(self, inputs, training=False):
         windows, words = self.pack(inputs)
@@ -279,4 +340,11 @@ class AlbertSpanTextModel(AlbertTextModel):
             "n_best_size": self.n_best_size,
             "null_threshold": self.null_threshold,
             "null_score": self.null_score,
+            "max_windows": self.max_windows,
         }
+
+
+def _take(values, index):
+    """`tf.gather(values, index)` where index 0 is valid even for an empty
+    `values` (a batch without any window: every row reads 0, then masked)."""
+    return tf.gather(tf.concat([values, tf.zeros([1], values.dtype)], 0), index)

@@ -156,10 +156,19 @@ class SquadTask(Task):
         result = squad_evaluate(dev.source, {e["id"]: "" for e in dev.examples})
         return {"always_no_answer": {"exact": result["exact"], "f1": result["f1"]}}
 
-    def text_model(self, model, tokenizer, best=None):
+    def text_model(self, model, tokenizer, best=None, max_windows=None):
+        """`model` answering raw questions on raw contexts (`AlbertSpanTextModel`).
+
+        Args:
+            best: the best epoch's dev scores: `best_f1_thresh` is the
+                no-answer threshold (without them: always the best span).
+            max_windows: windows served per question (the context is cut to
+                them); default `AlbertSpanTextModel`'s.
+        """
         from albert_keras.models import AlbertSpanTextModel
 
         c = self.config
+        bound = {} if max_windows is None else {"max_windows": max_windows}
         return AlbertSpanTextModel(
             model,
             tokenizer,
@@ -169,6 +178,7 @@ class SquadTask(Task):
             max_answer_length=c.max_answer_length,
             null_score=c.null_score,
             null_threshold=(best or {}).get("best_f1_thresh", math.inf),
+            **bound,
         )
 
     def write_dev_outputs(self, model, data, dataset, output_dir):

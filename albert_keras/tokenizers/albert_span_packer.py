@@ -113,8 +113,7 @@ class AlbertSpanPacker(keras.layers.Layer):
         )
         lq = question.row_lengths()
         ld = paired_row_lengths(question, context)
-        room = self.sequence_length - 3 - lq  # max_tokens_for_doc
-        step = tf.minimum(room, self.doc_stride)
+        room, step = self._room_and_step(lq)
         count = tf.where(
             ld == 0,
             tf.zeros_like(ld),
@@ -166,6 +165,29 @@ class AlbertSpanPacker(keras.layers.Layer):
             "doc_start": tf.cast(start, tf.int32),
             "doc_offset": tf.cast(tf.gather(lq, example) + 2, tf.int32),
         }
+
+    def _room_and_step(self, question_lengths):
+        """Context tokens per window (`max_tokens_for_doc`) and between starts."""
+        room = self.sequence_length - 3 - question_lengths
+        return room, tf.minimum(room, self.doc_stride)
+
+    def window_capacity(self, question_lengths, max_windows):
+        """Context tokens the first `max_windows` windows of a question hold.
+
+        A context cut to this many tokens has exactly the first `max_windows`
+        windows of the whole context (only `token_is_max_context` differs at
+        the cut: no later window competes).
+
+        Args:
+            question_lengths: int tensor [batch]. Question tokens, before the
+                cut to `max_query_length`.
+            max_windows: int. Windows per question, at least 1.
+
+        Returns: int64 [batch].
+        """
+        lq = tf.minimum(tf.cast(question_lengths, tf.int64), self.max_query_length)
+        room, step = self._room_and_step(lq)
+        return room + (max_windows - 1) * step
 
     @staticmethod
     def _max_context(offsets, place, length, tokens):

@@ -8,7 +8,7 @@ from albert_test_case import max_abs_diff, micro_config, task_file
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertSpanQA, AlbertSquadV2
 from albert_keras.models import AlbertSpanTextModel, with_tokenizer
-from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.sample_text import SPM_MODEL_PATH, read_paragraphs
 from albert_keras.tasks.span_predictions import decode_spans
 from albert_keras.tasks.squad_features import squad_features
 from albert_keras.tasks.squad_reader import read_squad_file
@@ -157,3 +157,112 @@ def test_odd_contexts_and_errors():
     classifier = AlbertClassifier(AlbertBackbone(micro_config(vocab_size=8000)), 2)
     with pytest.raises(ValueError, match="reads the outputs of AlbertSquadV2"):
         AlbertSpanTextModel(classifier, tokenizer, LENGTH)
+
+
+# --- bounded serving (issue 34) ---------------------------------------------
+OUTPUTS = ("answer", "best_span", "start_token", "end_token")
+
+
+def _qa_model(head="simple", **options):
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    return AlbertSpanTextModel(
+        _reader(head),
+        tokenizer,
+        LENGTH,
+        doc_stride=STRIDE,
+        max_query_length=QUERY,
+        max_answer_length=ANSWER,
+        **options,
+    )
+
+
+def _same_answers(got, expected, rows=slice(None)):
+    for key in OUTPUTS:
+        assert got[key].numpy()[rows].tolist() == expected[key].numpy().tolist(), key
+    for key in ("score", "null_odds"):
+        assert max_abs_diff(got[key].numpy()[rows], expected[key]) < 1e-5, key
+
+
+def _one_token_words(tokenizer, count):
+    """`count` words of the embedded corpus that are one token each."""
+    words = " ".join(read_paragraphs(count // 4)).lower().split()
+    lengths = tokenizer(words).row_lengths().numpy()
+    words = [w for w, n in zip(words, lengths, strict=True) if n == 1]
+    assert len(words) >= count
+    return words[:count]
+
+
+def test_empty_contexts_and_questions_answer_nothing():
+    model = _qa_model("v2")
+    questions = ["Who came?", "Where?", "", " \t"]
+    contexts = ["", " \n\t\u202f ", "Emma came home.", "Emma came home."]
+    graph = tf.function(lambda q, c: model((q, c)))
+    for out in (
+        model((questions, contexts)),
+        graph(tf.constant(questions), tf.constant(contexts)),
+        graph(tf.constant(questions[:1]), tf.constant(contexts[:1])),
+    ):
+        rows = len(out["answer"])
+        assert out["answer"].numpy().tolist() == [b""] * rows
+        assert out["best_span"].numpy().tolist() == [b""] * rows
+        assert out["start_token"].numpy().tolist() == [-1] * rows
+        assert out["end_token"].numpy().tolist() == [-1] * rows
+        assert np.all(np.isposinf(out["null_odds"])) and np.all(
+            np.isneginf(out["score"])
+        )
+        assert not np.any(out["truncated"])
+    assert model((tf.constant([], tf.string),) * 2)["answer"].shape == (0,)
+
+
+def test_a_mixed_batch_answers_each_row_as_alone(dev_questions):
+    _, questions, contexts = dev_questions
+    model = _qa_model()
+    alone = model(([questions[0]], [contexts[0]]))
+    assert alone["best_span"].numpy()[0]
+    mixed = model((["Who?", questions[0], ""], ["", contexts[0], contexts[0]]))
+    _same_answers(mixed, alone, rows=slice(1, 2))
+    assert mixed["answer"].numpy().tolist()[::2] == [b"", b""]
+
+
+def test_max_windows_cuts_the_context_and_says_so():
+    model = _qa_model(max_windows=3)
+    question = "Who came home with her father?"
+    words = _one_token_words(model.tokenizer, 400)
+    capacity = model.packer.window_capacity(
+        model.tokenizer([question]).row_lengths(), 3
+    )
+    capacity = int(capacity[0])  # 48 - 3 - 7 + 2 * 16
+    cut = " ".join(words[:capacity])
+    long = " ".join(words)  # 400 words: more than the 80 the split keeps
+    for context in (long, " ".join(words[: capacity + 1])):
+        out = model(([question, question], [context, cut]))
+        assert out["truncated"].numpy().tolist() == [True, False]
+        _same_answers(out, model(([question], [cut])), rows=slice(0, 1))
+        assert out["best_span"].numpy()[0] and out["end_token"].numpy()[0] < capacity
+    windows, _ = model.pack(([question], [long]))
+    assert windows["token_ids"].shape[0] == 3
+    # All the windows without the cut; words of several tokens are cut too.
+    whole = _qa_model(max_windows=100)
+    assert whole.pack(([question], [long]))[0]["token_ids"].shape[0] > 3
+    assert not whole(([question], [long]))["truncated"].numpy()[0]
+    text = " ".join(read_paragraphs(40)).split()[:70]  # 70 words < 80, 86 tokens
+    out = model(([question], [" ".join(text)]))
+    assert out["truncated"].numpy()[0]
+    assert model.pack(([question], [" ".join(text)]))[0]["token_ids"].shape[0] == 3
+
+
+def test_max_windows_is_in_the_config(tmp_path):
+    model = _qa_model(max_windows=5)
+    config = model.get_config()
+    assert config["max_windows"] == 5
+    assert AlbertSpanTextModel.from_config(config).max_windows == 5
+    model.save(tmp_path / "qa.keras")
+    restored = keras.saving.load_model(tmp_path / "qa.keras")
+    assert restored.max_windows == 5
+    context = " ".join(["Emma came home."] * 100)
+    _same_answers(restored((["Who?"], [context])), model((["Who?"], [context])))
+    assert restored((["Who?"], [context]))["truncated"].numpy()[0]
+    assert _qa_model().max_windows == 64
+    for bad in (0, "3", None):
+        with pytest.raises(ValueError, match="`max_windows` must be a positive"):
+            _qa_model(max_windows=bad)
