@@ -41,7 +41,13 @@ __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 # ("albert_keras>AlbertPretrainer"; tests/test_keras_registration.py checks the
 # list). `albert_keras.models` holds the text-in models too, where TensorFlow
 # is installed.
-_KERAS_CLASSES = ("albert_keras.layers", "albert_keras.models", "albert_keras.training")
+_KERAS_CLASSES = (
+    "albert_keras.layers",
+    "albert_keras.models",
+    "albert_keras.training.fast_lamb",
+    "albert_keras.training.official_adamw",
+    "albert_keras.training.warmup_polynomial_decay",
+)
 # The tokenizer layers run in TensorFlow: on JAX or PyTorch without TensorFlow
 # the models still load, and only these stay unregistered.
 _TENSORFLOW_KERAS_CLASSES = (

@@ -112,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from albert_keras.training.run_lock import RunFolderBusy
+
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
-    except (UserError, ValueError, FileNotFoundError) as e:
+    except (UserError, ValueError, FileNotFoundError, RunFolderBusy) as e:
         print(f"albert-keras {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
 import json
 import math
 import os
 from typing import Any
 
+from albert_keras.config_checks import gb as _gb
+from albert_keras.config_checks import is_number as _is_number
+from albert_keras.config_checks import near_miss as _near_miss
+from albert_keras.config_checks import ticked as _ticked
 from albert_keras.presets import preset_values
 
 # Activations as the official `modeling.get_activation` understands them, plus
@@ -62,12 +65,6 @@ _SIZE_FIELDS = (
 # beats an allocation error or a swapping machine.
 MAX_WEIGHT_BYTES = 4e9
 MAX_TOTAL_BYTES = 4e10
-# How close an unknown key must be to a field to be taken for its typo. 0.85
-# and at most 2 characters longer or shorter: no key of the official,
-# TF-Hub, transformers or Model Garden configs comes that close (the nearest,
-# BERT's `pooler_num_attention_heads`, is 0.84 from `num_attention_heads`).
-_NEAR_MISS_CUTOFF = 0.85
-_NEAR_MISS_LENGTH = 2
 
 
 @dataclasses.dataclass
@@ -376,28 +373,3 @@ class AlbertConfig:
         A new config each call; `overrides` change fields of the preset.
         """
         return cls(**{**preset_values(name), **overrides})
-
-
-def _near_miss(key: str, names: set[str]) -> str | None:
-    """The field `key` is a typo of, or None (an exact field or a foreign key)."""
-    if key in names or key == "extra":
-        return None
-    for match in difflib.get_close_matches(
-        key.lower(), sorted(names), n=3, cutoff=_NEAR_MISS_CUTOFF
-    ):
-        if abs(len(match) - len(key)) <= _NEAR_MISS_LENGTH:
-            return match
-    return None
-
-
-def _is_number(value) -> bool:
-    """An int or float that is not a bool (`True` is an int in Python)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _ticked(names) -> str:
-    return ", ".join(f"`{name}`" for name in names)
-
-
-def _gb(size: float) -> str:
-    return f"{size / 1e9:,.1f} GB ({size:.3g} bytes)"

@@ -7,7 +7,6 @@ reports MLM and SOP accuracy on held-out chapters next to a unigram baseline.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
@@ -81,7 +80,13 @@ def add_parsers(subparsers):
         help="lamb: keras.optimizers.Lamb; lamb_official: the official ALBERT "
         "LAMBOptimizer's update (no bias correction, decay inside the trust ratio)",
     )
-    pretrain.add_argument("--steps-per-epoch", type=int, default=100)
+    pretrain.add_argument(
+        "--steps-per-epoch",
+        type=int,
+        help="steps per Keras epoch (a progress bar, a curve point and a "
+        "held-out evaluation each); it must divide --steps (default: the "
+        "largest such number up to 100)",
+    )
     pretrain.add_argument("--save-every", type=int, default=100)
     pretrain.add_argument("--keep-checkpoints", type=int, default=3)
     pretrain.add_argument("--steps-per-execution", type=int, default=1)
@@ -100,6 +105,11 @@ def add_parsers(subparsers):
         "text); its vocabulary is found beside it unless --vocab is given",
     )
     pretrain.add_argument("--init-from-group0", action="store_true")
+    pretrain.add_argument(
+        "--force-resume",
+        action="store_true",
+        help="resume the run in --output-dir even though training flags changed",
+    )
     pretrain.set_defaults(run=run_pretrain)
 
 
@@ -167,17 +177,27 @@ def _load_init_pretrainer(path):
 
 
 def run_pretrain(args):
+    from albert_keras.training.run_lock import RunLock
+    from albert_keras.training.strategies import worker_private_dir
+
+    resolve_defaults(args)
+    _check_arguments(args)
+    # One run per folder (the chief's; other workers write privately).
+    with RunLock(worker_private_dir(args.output_dir), "albert-keras pretrain"):
+        return _run_pretrain(args)
+
+
+def _run_pretrain(args):
     import keras
 
     from albert_keras.pretraining.pretraining_run import run_pretraining
     from albert_keras.tokenizers import load_tokenizer
     from albert_keras.training.strategies import get_strategy
 
-    resolve_defaults(args)
+    keras.utils.set_random_seed(args.seed)  # data order, masking and weights
     output_dir = args.output_dir
-    os.makedirs(output_dir, exist_ok=True)
     config = _named_config(args)
-    _check_arguments(args)
+    _check_settings(args)
     data_dir = os.path.join(output_dir, "data")
     inputs = held = None
     if args.records is None and not os.path.exists(stats_path(data_dir)):
@@ -211,6 +231,32 @@ def run_pretrain(args):
         "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
     )
     return 0
+
+
+def _check_settings(args):
+    """Refuses to resume a run started with other training flags (see
+    `check_run_settings`); --force-resume goes on."""
+    from albert_keras.training.run_settings import check_run_settings
+
+    names = (
+        "batch_size",
+        "max_seq_length",
+        "max_predictions_per_seq",
+        "seed",
+        "steps",
+        "warmup_steps",
+        "learning_rate",
+        "weight_decay",
+        "optimizer",
+        "preset",
+        "config",
+        "input",
+        "records",
+        "vocab",
+        "init_checkpoint",
+    )
+    settings = {name: getattr(args, name, None) for name in names}
+    check_run_settings(args.output_dir, settings, args.force_resume)
 
 
 def _named_config(args):
@@ -308,6 +354,7 @@ def _training_options(args) -> dict:
 def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
     """The vocabulary and the text-in SavedModel beside the pretrainer, and the
     held-out report; returns the vocabulary's file name."""
+    from albert_keras.atomic_files import save_atomically, write_json
     from albert_keras.models import with_tokenizer
     from albert_keras.pretraining.pretraining_run import unigram_accuracy
 
@@ -316,17 +363,20 @@ def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
     # The vocabulary beside the model: `albert-keras finetune --init
     # <output_dir>/pretrainer.keras` finds it there.
     name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
-    shutil.copy(vocab, os.path.join(output_dir, name))
+    beside = os.path.join(output_dir, name)
+    if not (os.path.exists(beside) and os.path.samefile(vocab, beside)):
+        save_atomically(beside, lambda path: shutil.copy(vocab, path))
     # The backbone with its tokenizer: `serve(texts)` / `serve_pairs(a, b)` on
     # tf.string give `sequence_output` and `pooled_output`.
-    with_tokenizer(model.backbone, tokenizer, args.max_seq_length).export(
-        os.path.join(output_dir, "savedmodel"), verbose=False
+    text_model = with_tokenizer(model.backbone, tokenizer, args.max_seq_length)
+    save_atomically(
+        os.path.join(output_dir, "savedmodel"),
+        lambda path: text_model.export(path, verbose=False),
     )
     if eval_dataset is not None:
         baseline = unigram_accuracy(eval_dataset, args.eval_steps)
         metrics["eval_mlm_unigram_baseline"] = baseline
-        with open(os.path.join(output_dir, "metrics.json"), "w") as f:
-            json.dump(metrics, f, indent=2)
+        write_json(os.path.join(output_dir, "metrics.json"), metrics)
         held_out = "documents" if args.input else "chapters"
         print(
             f"\nHeld-out {held_out}: MLM accuracy {metrics['eval_mlm_accuracy']:.3f} "

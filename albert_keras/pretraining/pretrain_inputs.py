@@ -7,9 +7,9 @@ run's `data/` folder, so a resumed run reuses them.
 
 from __future__ import annotations
 
-import json
 import os
 
+from albert_keras.atomic_files import write_json
 from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
 
@@ -22,6 +22,21 @@ def resolve_defaults(args):
         args.max_predictions_per_seq = 10 if embedded else 20
     if getattr(args, "steps", 0) is None:
         args.steps = 400 if embedded else 1000
+    if hasattr(args, "steps_per_epoch") and args.steps_per_epoch is None:
+        args.steps_per_epoch = epoch_length(args.steps, args.steps_per_execution)
+
+
+def epoch_length(steps, steps_per_execution=1, longest=100):
+    """The largest multiple of `steps_per_execution` up to `longest` dividing `steps`.
+
+    So a run ends at exactly `steps` at an epoch end. Example:
+    >>> epoch_length(400), epoch_length(30), epoch_length(250, 2)
+    (100, 30, 50)
+    """
+    for length in range(min(longest, steps), 0, -1):
+        if steps % length == 0 and length % steps_per_execution == 0:
+            return length
+    return steps_per_execution  # steps is no multiple of it: refused later
 
 
 def prepare_text(args, data_dir):
@@ -131,8 +146,8 @@ def _create_records(args, data_dir, inputs, held, vocab):
             verbose=False,
             **options,
         )
-    with open(stats_path(data_dir), "w") as f:
-        json.dump({k: v for k, v in stats.items() if k != "files"}, f)
+    # Written last: its presence says the data is complete.
+    write_json(stats_path(data_dir), {k: v for k, v in stats.items() if k != "files"})
 
 
 def _data_options(args, vocab):

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
+import warnings
 from collections.abc import Callable
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.atomic_files import save_atomically, write_json
 from albert_keras.config import AlbertConfig
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.weight_copy import copy_weights
+from albert_keras.training.history_csv import HistoryCsv, read_history_rows
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
+from albert_keras.training.run_lock import RunLock
 from albert_keras.training.strategies import (
     remove_worker_private_dir,
     worker_private_dir,
@@ -56,7 +59,7 @@ def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None
         copy_weights(src, dst)
 
 
-# long: 24 documented keyword arguments (47 lines of docstring); the body is 33 lines.
+# long: 24 documented keyword arguments (47 lines of docstring) passed on by name.
 def run_pretraining(
     train_dataset: Callable[[int], tf.data.Dataset],
     config: AlbertConfig,
@@ -117,50 +120,119 @@ def run_pretraining(
         verbose: Keras `fit` verbosity.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    check_step_accounting(
+        num_train_steps, steps_per_epoch, save_every, steps_per_execution
+    )
     # Workers other than the chief run the same callbacks (checkpoint saves
     # are collective) but write their files somewhere private, removed at the
     # end (a killed worker's are overwritten when the job resumes).
     run_dir, output_dir = output_dir, worker_private_dir(output_dir)
-    os.makedirs(output_dir, exist_ok=True)
+    options = dict(
+        global_batch_size=global_batch_size,
+        sequence_length=sequence_length,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        optimizer=optimizer,
+        steps_per_epoch=steps_per_epoch,
+        save_every=save_every,
+        keep_checkpoints=keep_checkpoints,
+        steps_per_execution=steps_per_execution,
+        jit_compile=jit_compile,
+        dtype=dtype,
+        eval_dataset=eval_dataset,
+        eval_steps=eval_steps,
+        init_model=init_model,
+        init_from_group0=init_from_group0,
+        extra_callbacks=extra_callbacks,
+        verbose=verbose,
+    )
+    with RunLock(output_dir, "albert-keras pretrain"):
+        return _run(train_dataset, config, output_dir, run_dir, strategy, **options)
+
+
+def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
+    """`run_pretraining` once the arguments are checked and the folder locked."""
     with strategy.scope():
-        schedule = (learning_rate, num_train_steps, num_warmup_steps)
         model = _compiled_pretrainer(
-            AlbertPretrainer(AlbertBackbone(config, dtype=dtype)),
-            create_optimizer(optimizer, *schedule, weight_decay=weight_decay),
-            jit_compile,
-            steps_per_execution,
+            AlbertPretrainer(AlbertBackbone(config, dtype=kw["dtype"])),
+            create_optimizer(
+                kw["optimizer"],
+                kw["learning_rate"],
+                kw["num_train_steps"],
+                kw["num_warmup_steps"],
+                weight_decay=kw["weight_decay"],
+            ),
+            kw["jit_compile"],
+            kw["steps_per_execution"],
         )
     checkpoint = PretrainingCheckpoint(
-        os.path.join(run_dir, "checkpoints"), save_every, keep_checkpoints
+        os.path.join(run_dir, "checkpoints"), kw["save_every"], kw["keep_checkpoints"]
     )
+    steps, per_epoch = kw["num_train_steps"], kw["steps_per_epoch"]
     step = _restore_or_start(
-        model, config, checkpoint, init_model, init_from_group0, num_train_steps
+        model, config, checkpoint, kw["init_model"], kw["init_from_group0"], steps
     )
-    callbacks = _callbacks(
-        output_dir, config, checkpoint, step, global_batch_size, sequence_length
-    )
+    callbacks = _callbacks(output_dir, config, checkpoint, step, per_epoch, kw)
+    eval_dataset, eval_steps = kw["eval_dataset"], kw["eval_steps"]
     if eval_dataset is not None and eval_steps is None:
         eval_steps = _count_batches(eval_dataset)
     start = time.perf_counter()
-    if step < num_train_steps:
-        model.fit(
-            train_dataset(step).map(AlbertPretrainer.features_to_xy),
-            epochs=-(-num_train_steps // steps_per_epoch),
-            initial_epoch=step // steps_per_epoch,
-            steps_per_epoch=steps_per_epoch,
-            validation_data=_as_xy(eval_dataset),
-            validation_steps=eval_steps,
-            callbacks=callbacks + list(extra_callbacks or []),
-            verbose=verbose,
-            shuffle=False,  # the pipeline shuffles
-        )
+    if step < steps:
+        first = step // per_epoch
+        with warnings.catch_warnings():
+            # The last epoch of a run resumed mid-epoch is short: the data
+            # ends at exactly `num_train_steps`.
+            warnings.filterwarnings("ignore", "Your input ran out of data")
+            model.fit(
+                train_dataset(step)
+                .take(steps - step)
+                .map(AlbertPretrainer.features_to_xy),
+                epochs=first + -(-(steps - step) // per_epoch),
+                initial_epoch=first,
+                steps_per_epoch=per_epoch,
+                validation_data=_as_xy(eval_dataset),
+                validation_steps=eval_steps,
+                callbacks=callbacks + list(kw["extra_callbacks"] or []),
+                verbose=kw["verbose"],
+                shuffle=False,  # the pipeline shuffles
+            )
     seconds = time.perf_counter() - start
     metrics = _final_metrics(model, seconds, eval_dataset, eval_steps)
-    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
-        json.dump(metrics, f, indent=2)
-    model.save(os.path.join(output_dir, "pretrainer.keras"))
+    write_json(os.path.join(output_dir, "metrics.json"), metrics)
+    save_atomically(os.path.join(output_dir, "pretrainer.keras"), model.save)
     remove_worker_private_dir(run_dir)
     return {**metrics, "model": model}
+
+
+def check_step_accounting(steps, steps_per_epoch, save_every, steps_per_execution):
+    """Refuses sizes with which a run would not end at `steps` or skip a save.
+
+    Keras runs whole executions of `steps_per_execution` steps, so epochs and
+    checkpoints land on its multiples only.
+    """
+    for name, value in (
+        ("steps", steps),
+        ("steps_per_epoch", steps_per_epoch),
+        ("save_every", save_every),
+        ("steps_per_execution", steps_per_execution),
+    ):
+        if value < 1:
+            raise ValueError(f"`{name}` must be at least 1. Received: {value}")
+    for name, value in (
+        ("steps", steps),
+        ("steps_per_epoch", steps_per_epoch),
+        ("save_every", save_every),
+    ):
+        if value % steps_per_execution:
+            fix = value - value % steps_per_execution or steps_per_execution
+            raise ValueError(
+                f"{name}={value} is not a multiple of steps_per_execution="
+                f"{steps_per_execution}: Keras runs whole executions, so the run "
+                f"would overshoot or skip that step. Use {name}={fix} (or "
+                f"{fix + steps_per_execution}), or another steps_per_execution."
+            )
 
 
 def _compiled_pretrainer(model, optimizer, jit_compile, steps_per_execution):
@@ -201,19 +273,22 @@ def _restore_or_start(
     return step
 
 
-def _callbacks(output_dir, config, checkpoint, step, batch_size, sequence_length):
+def _callbacks(output_dir, config, checkpoint, step, steps_per_epoch, kw):
     """Our callbacks: NaN guard, checkpoints, throughput, CSV, TensorBoard, curves."""
+    history = os.path.join(output_dir, "history.csv")
+    # A resumed run keeps the rows of the epochs before its checkpoint.
+    first = step // steps_per_epoch
+    rows = [r for r in read_history_rows(history) if r["epoch"] < first]
     return [
         NanGuard(),
         checkpoint,
-        ThroughputLogger(batch_size, sequence_length),
-        keras.callbacks.CSVLogger(
-            os.path.join(output_dir, "history.csv"), append=step > 0
-        ),
+        ThroughputLogger(kw["global_batch_size"], kw["sequence_length"]),
+        HistoryCsv(history, rows),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"ALBERT pretraining, {config.hidden_size}H",
+            rows=rows,
         ),
     ]
 

@@ -14,6 +14,8 @@ import gzip
 import os
 import re
 
+from albert_keras.atomic_files import atomic_write
+
 _SENTENCE_END = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?])"
     r"[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])"
@@ -94,7 +96,7 @@ def write_documents(path: str, documents: list[list[str]]) -> None:
     >>> read_documents(path)
     [['One.', 'Two.'], ['Three.']]
     """
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_write(path) as f:
         f.write("\n\n".join("\n".join(doc) for doc in documents) + "\n")
 
 

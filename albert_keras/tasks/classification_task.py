@@ -106,12 +106,14 @@ class ClassificationTask(Task):
         return TaskData(examples, report)
 
     def _set_labels(self, records):
-        found = {
-            _label_key(r["label"]): r["label"]
-            for _, r in records
-            if isinstance(r["label"], (int, str)) and not isinstance(r["label"], bool)
-        }
-        labels = [found[k] for k in sorted(found)]
+        """The label set from the training file, refusing what looks like typos."""
+        lines = {}
+        for number, r in records:
+            label = r["label"]
+            if isinstance(label, (int, str)) and not isinstance(label, bool):
+                lines.setdefault(_label_key(label), []).append(number)
+        check_label_lines(lines)
+        labels = [key[1] for key in sorted(lines)]
         if len(labels) < 2 and self.config.num_classes is None:
             raise ValueError(
                 f"The training file has {len(labels)} distinct label(s) {labels}: "
@@ -153,7 +155,7 @@ class ClassificationTask(Task):
             label = index[key]
         return {"text_a": texts[0], "text_b": texts[1], "label": label}
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
         from albert_keras.tasks.task_datasets import text_dataset
 
         return self.packed_dataset(
@@ -163,6 +165,7 @@ class ClassificationTask(Task):
             batch_size,
             training,
             seed,
+            epochs,
             regression=self.regression,
         )
 
@@ -217,6 +220,53 @@ class ClassificationTask(Task):
 
 def _label_key(value):
     return (type(value).__name__, value)
+
+
+# A class this rare beside one this common is taken for a typo (`7` in a 0/1
+# file): declare the label set (`labels`, --labels) to train on it anyway.
+RARE_CLASS = 3
+COMMON_CLASS = 300
+
+
+def check_label_lines(lines: dict) -> None:
+    """Refuses mixed label types (`1` and `"1"`) and stray rare labels.
+
+    Args:
+        lines: {(type name, label): [line numbers]} of the training file.
+
+    Example:
+    >>> check_label_lines({("int", 1): [1], ("str", "1"): [2]})
+    Traceback (most recent call last):
+    ...
+    ValueError: The training labels mix numbers and strings ...
+    """
+    kinds = {kind for kind, _ in lines}
+    if len(kinds) > 1:
+        shown = {
+            kind: sorted(n for (k, _), ns in lines.items() if k == kind for n in ns)
+            for kind in kinds
+        }
+        where = "; ".join(
+            f"{'strings' if kind == 'str' else 'numbers'} on line(s) "
+            f"{', '.join(map(str, numbers[:5]))}{' ...' if len(numbers) > 5 else ''}"
+            for kind, numbers in sorted(shown.items(), key=lambda kv: len(kv[1]))
+        )
+        raise ValueError(
+            f"The training labels mix numbers and strings ({where}): `1` and "
+            '`"1"` would become two classes. Write every label one way.'
+        )
+    most = max((len(ns) for ns in lines.values()), default=0)
+    rare = {k[1]: ns for k, ns in lines.items() if len(ns) <= RARE_CLASS}
+    if rare and most >= COMMON_CLASS:
+        where = "; ".join(
+            f"{label!r} on line(s) {', '.join(map(str, ns))}"
+            for label, ns in rare.items()
+        )
+        raise ValueError(
+            f"Label(s) seen at most {RARE_CLASS} times beside a class seen "
+            f"{most} times: {where}. A typo? Fix those lines, or declare the "
+            "label set (--labels / labels=[...]) to keep them as classes."
+        )
 
 
 def _find_text_fields(records, pairs, path):

@@ -52,11 +52,24 @@ def add_parser(subparsers):
         "text, sentence, text_a; pairs text_a,text_b, premise,hypothesis, ...)",
     )
     parser.add_argument(
+        "--labels",
+        help="classify/pair: the label set in class order, separated by commas "
+        "(integers are read as numbers), e.g. 0,1 or negative,positive; "
+        "records with another label are skipped and reported (default: the "
+        "training file's labels, refusing mixed types and stray rare ones)",
+    )
+    parser.add_argument(
         "--patience", type=int, default=2, help="epochs without dev improvement"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-train-examples", type=int)
     parser.add_argument("--max-dev-examples", type=int)
+    _add_squad_arguments(parser)
+    _add_run_arguments(parser)
+    parser.set_defaults(run=run_finetune)
+
+
+def _add_squad_arguments(parser):
     squad = parser.add_argument_group("squad")
     squad.add_argument(
         "--head",
@@ -80,6 +93,9 @@ def add_parser(subparsers):
         "logit); span_adjusted: that minus the best span's log probability, so "
         "confident spans are answered",
     )
+
+
+def _add_run_arguments(parser):
     parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
     parser.add_argument("--no-jit", action="store_true", help="disable XLA")
     parser.add_argument(
@@ -88,7 +104,17 @@ def add_parser(subparsers):
         help="skip savedmodel/ (the model with its tokenizer, on strings; "
         "squad: questions and contexts in, answers out)",
     )
-    parser.set_defaults(run=run_finetune)
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --output-dir that holds a run (without it a "
+        "finished run is left as it is and a killed one resumes)",
+    )
+    parser.add_argument(
+        "--force-resume",
+        action="store_true",
+        help="resume a killed run even though training flags or data changed",
+    )
 
 
 def _task(args):
@@ -105,9 +131,18 @@ def _task(args):
             null_window_fraction=args.null_window_fraction,
             null_score=args.null_score,
         )
-    elif args.text_fields and args.task != "choice":
-        fields["text_fields"] = tuple(args.text_fields.split(","))
+    elif args.task != "choice":
+        if args.text_fields:
+            fields["text_fields"] = tuple(args.text_fields.split(","))
+        if args.labels and args.task != "regress":
+            fields["labels"] = [_label(v) for v in args.labels.split(",")]
     return task_from_name(args.task, **fields)
+
+
+def _label(text):
+    """An integer label as a number, anything else as the string."""
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def run_finetune(args):
@@ -120,6 +155,8 @@ def run_finetune(args):
         init=args.init,
         output_dir=args.output_dir,
         vocab=args.vocab,
+        overwrite=args.overwrite,
+        force_resume=args.force_resume,
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,

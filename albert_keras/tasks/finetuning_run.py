@@ -14,9 +14,7 @@ export.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import json
 import os
 import shutil
 import time
@@ -25,7 +23,24 @@ import warnings
 import keras
 import numpy as np
 
+from albert_keras.atomic_files import read_json, save_atomically, write_json
 from albert_keras.tasks.finetuning_options import FinetuningOptions
+from albert_keras.tasks.finetuning_state import FinetuningState
+
+# The files of a run (what --overwrite removes); RUN_STATE says it finished.
+RUN_STATE = "run_state.json"
+RUN_FILES = (
+    RUN_STATE,
+    "run_settings.json",
+    "best.keras",
+    "metrics.json",
+    "settings.json",
+    "history.csv",
+    "curves.png",
+    "logs",
+    "backup",
+    "savedmodel",
+)
 
 
 def run_finetuning(
@@ -35,9 +50,16 @@ def run_finetuning(
     init="albert_small",
     output_dir="runs/finetune",
     vocab=None,
+    overwrite=False,
+    force_resume=False,
     **options,
 ):
     """Fine-tunes `task` with AdamW, keeps the best dev epoch, writes a report.
+
+    The run holds a lock on `output_dir` (a second run there is refused),
+    records its settings, and keeps its state crash-safe (`FinetuningState`):
+    run again after a kill, it resumes after the last finished epoch with
+    the same data order; run again after it finished, it changes nothing.
 
     Args:
         task: a `Task` (`ClassificationTask`, `MultipleChoiceTask`,
@@ -52,6 +74,8 @@ def run_finetuning(
             `savedmodel/` go.
         vocab: SentencePiece model or WordPiece vocab.txt; default: the one
             beside `init` (or the embedded one for a preset).
+        overwrite: start over in a folder that holds a run (finished or not).
+        force_resume: resume even if the training settings changed.
         **options: `FinetuningOptions` fields.
 
     Returns:
@@ -59,31 +83,93 @@ def run_finetuning(
         epoch), `epochs` (per epoch), `baselines`, `data` (reports), timing,
         and `task` (the task's config, which `albert-keras predict` reads).
     """
-    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-    from checkpoints_convert.backbone_loader import find_vocabulary
+    from albert_keras.training.run_lock import RunLock
 
     options = FinetuningOptions(**options)
+    with RunLock(output_dir, "albert-keras finetune"):
+        finished = _finished_run(output_dir, overwrite)
+        if finished is not None:
+            return finished
+        return _run(task, train, dev, init, output_dir, vocab, force_resume, options)
+
+
+def _finished_run(output_dir, overwrite):
+    """metrics.json of a finished run (nothing is redone); clears it if `overwrite`."""
+    state = read_json(os.path.join(output_dir, RUN_STATE)) or {}
+    if overwrite:
+        for name in RUN_FILES:
+            path = os.path.join(output_dir, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            elif os.path.exists(path):
+                os.remove(path)
+        return None
+    if not state.get("finished"):
+        return None
+    print(
+        f"{output_dir} holds a finished run (best: epoch {state.get('best_epoch')} "
+        f"of {state.get('epochs_run')}, see metrics.json): nothing to do. "
+        "Use --overwrite (overwrite=True) to train again there.",
+        flush=True,
+    )
+    return read_json(os.path.join(output_dir, "metrics.json"))
+
+
+def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+    from albert_keras.training.run_settings import check_run_settings
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
     keras.utils.set_random_seed(options.seed)
-    os.makedirs(output_dir, exist_ok=True)
     vocab = find_vocabulary(init, vocab)
+    check_run_settings(
+        output_dir, _settings(task, train, dev, init, options), force_resume
+    )
     task.tokenizer = load_tokenizer(vocab)
     started = time.perf_counter()
     splits = _read_splits(task, train, dev, options)
-    model, source = _build_model(task, init, splits, options)
-    history, train_seconds, earlier = _fit(task, model, splits, output_dir, options)
+    _batch(task, splits, options, 0)  # SQuAD: makes the windows (num_rows)
+    model = _build_model(task, init, splits, options)
+    state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
+    if state.restore(model):
+        print(state.describe(), flush=True)
+        _batch(task, {"train": splits["train"]}, options, state.epochs_done)
+    train_seconds = _fit(task, model, splits, output_dir, options, state)
+    state.load_best(model)
     task.model = model
-    result = _result(task, init, vocab, splits, history, earlier, options)
+    result = _result(task, init, vocab, splits, state, options)
     result["train_seconds"] = train_seconds
-    result["train_examples_per_second"] = (
-        splits["train"].num_rows * (result["epochs_run"] - earlier) / train_seconds
-    )
     result["total_seconds"] = time.perf_counter() - started
     _write_outputs(task, model, splits, result, vocab, output_dir, options)
+    write_json(
+        os.path.join(output_dir, RUN_STATE),
+        {
+            "finished": True,
+            "best_epoch": result["best_epoch"],
+            "epochs_run": result["epochs_run"],
+        },
+    )
     return result
 
 
+def _settings(task, train, dev, init, options):
+    """What a resumed run must share with the run it resumes."""
+    from albert_keras.training.run_settings import file_fingerprint
+
+    recorded = dataclasses.asdict(options)
+    for name in ("verbose", "export", "jit_compile"):
+        recorded.pop(name)
+    return {
+        "task": task.get_config(),
+        "init": init if isinstance(init, str) else type(init).__name__,
+        "train": file_fingerprint(train),
+        "dev": file_fingerprint(dev),
+        **recorded,
+    }
+
+
 def _read_splits(task, train, dev, options):
-    """{"train", "dev"}: TaskData with their tf.data pipelines (`.batches`)."""
+    """{"train", "dev"}: TaskData, seeded subsets, their reports printed."""
     splits = {
         "train": task.read(train, training=True).subset(
             options.max_train_examples, options.seed
@@ -92,14 +178,20 @@ def _read_splits(task, train, dev, options):
     }
     for name, data in splits.items():
         print(f"{name}: {data.report.summary()}", flush=True)
+    return splits
+
+
+def _batch(task, splits, options, first_epoch):
+    """Sets each split's `.batches`: train = epochs `first_epoch`.. back to back."""
+    for name, data in splits.items():
         data.batches = task.dataset(
             data,
             task.tokenizer,
             options.batch_size,
             training=name == "train",
             seed=options.seed,
+            epochs=range(first_epoch, options.epochs),
         )
-    return splits
 
 
 def _build_model(task, init, splits, options):
@@ -136,47 +228,28 @@ def _build_model(task, init, splits, options):
         loss_weights=loss_weights,
         jit_compile=options.jit_compile,
     )
-    return model, source
+    return model
 
 
-def _fit(task, model, splits, output_dir, options):
-    """Trains with the callbacks; (history, seconds, epochs before a resume)."""
+def _fit(task, model, splits, output_dir, options, state):
+    """Trains the epochs `state` has not done; returns the seconds it took."""
     from albert_keras.tasks.dev_evaluation import DevEvaluation
     from albert_keras.training.loss_curve_plot import LossCurvePlot
 
-    monitor = "val_" + task.monitor
-    history_path = os.path.join(output_dir, "history.csv")
-    backup_dir = os.path.join(output_dir, "backup")
-    # A killed run resumes from its last finished epoch (BackupAndRestore);
-    # the history of the epochs before the kill is kept, and only a better
-    # epoch replaces best.keras.
-    resuming = os.path.isdir(backup_dir) and os.path.isfile(history_path)
-    earlier = read_history(history_path) if resuming else {}
+    if state.epochs_done >= options.epochs or state.stopped:
+        return 0.0
     dev = splits["dev"]
     callbacks = [
         DevEvaluation(
             lambda m: task.scores(m, dev, dev.batches), verbose=bool(options.verbose)
         ),
-        keras.callbacks.BackupAndRestore(backup_dir),
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(output_dir, "best.keras"),
-            monitor=monitor,
-            mode="max",
-            save_best_only=True,
-            initial_value_threshold=max(earlier.get(monitor, []), default=None),
-        ),
-        keras.callbacks.EarlyStopping(
-            monitor=monitor,
-            mode="max",
-            patience=options.patience,
-            restore_best_weights=True,
-        ),
+        state,  # best.keras, backup/, history.csv, early stopping
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
-        keras.callbacks.CSVLogger(history_path, append=resuming),
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"fine-tuning: {type(task).__name__}",
             scores=(task.monitor,),
+            rows=state.rows,
         ),
     ]
     started = time.perf_counter()
@@ -184,73 +257,69 @@ def _fit(task, model, splits, output_dir, options):
         splits["train"].batches,
         validation_data=dev.batches,
         epochs=options.epochs,
+        initial_epoch=state.epochs_done,
+        steps_per_epoch=_batches_per_epoch(splits["train"], options),
         callbacks=callbacks,
         verbose=options.verbose,
         shuffle=False,  # the pipeline shuffles
     )
-    seconds = time.perf_counter() - started
-    return read_history(history_path), seconds, len(earlier.get(monitor, []))
+    return time.perf_counter() - started
 
 
-def _result(task, init, vocab, splits, history, earlier, options):
-    monitor = "val_" + task.monitor
-    epochs_run = len(history.get(monitor, []))
-    best_epoch = int(np.argmax(history[monitor])) if epochs_run else None
+def _batches_per_epoch(data, options):
+    return max(-(-data.num_rows // options.batch_size), 1)
+
+
+def _result(task, init, vocab, splits, state, options):
+    history = {}
+    for row in state.rows:
+        for key, value in row.items():
+            if key != "epoch":
+                history.setdefault(key, []).append(value)
     best = {}
-    if best_epoch is not None:
-        best = {k[4:]: v[best_epoch] for k, v in history.items() if k[:4] == "val_"}
+    if state.best_epoch is not None:
+        row = state.rows[state.best_epoch]
+        best = {k[4:]: v for k, v in row.items() if k.startswith("val_")}
     return {
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
         "vocab": vocab,
         "monitor": task.monitor,
-        "best_epoch": None if best_epoch is None else best_epoch + 1,
+        "best_epoch": None if state.best_epoch is None else state.best_epoch + 1,
         "best": best,
         "epochs": history,
-        "epochs_run": epochs_run,
+        "epochs_run": state.epochs_done,
+        "stopped_early": state.stopped,
         "baselines": task.baselines(splits["train"], splits["dev"]),
         "options": dataclasses.asdict(options),
         "data": {name: data.report.to_dict() for name, data in splits.items()},
         "train_examples": splits["train"].num_rows,
-        "resumed_after_epoch": earlier or None,
+        "resumed_after_epoch": state.resumed_after or None,
     }
 
 
 def _write_outputs(task, model, splits, result, vocab, output_dir, options):
-    """metrics.json, settings.json, the vocabulary, dev outputs and savedmodel/."""
+    """metrics.json, settings.json, the vocabulary, dev outputs and savedmodel/.
+
+    `model` holds the best epoch's weights: the export is the best model.
+    """
     dev = splits["dev"]
     if result["epochs_run"] and hasattr(task, "write_dev_outputs"):
         task.write_dev_outputs(model, dev, dev.batches, output_dir)
-    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
-        json.dump(result, f, indent=2, default=_plain)
+    write_json(os.path.join(output_dir, "metrics.json"), result, default=_plain)
     # What `albert-keras predict` needs to prepare inputs as training did.
     settings = {
         "task": result["task"],
         "vocab": os.path.basename(vocab),
         "batch_size": options.batch_size,
     }
-    with open(os.path.join(output_dir, "settings.json"), "w") as f:
-        json.dump(settings, f, indent=2, default=_plain)
+    write_json(os.path.join(output_dir, "settings.json"), settings, default=_plain)
     beside = os.path.join(output_dir, os.path.basename(vocab))
     if not os.path.exists(beside) or not os.path.samefile(vocab, beside):
-        shutil.copy(vocab, beside)
+        save_atomically(beside, lambda path: shutil.copy(vocab, path))
     task.result = result
     if options.export and result["epochs_run"]:
         task.export(os.path.join(output_dir, "savedmodel"))
-
-
-def read_history(path):
-    """The CSVLogger file as {column: [floats]} (epochs of every run)."""
-    if not os.path.isfile(path):
-        return {}
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    columns = {}
-    for row in rows:
-        for key, value in row.items():
-            if key != "epoch" and value not in (None, ""):
-                columns.setdefault(key, []).append(float(value))
-    return columns
 
 
 def _plain(value):

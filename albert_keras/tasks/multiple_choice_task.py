@@ -89,11 +89,11 @@ class MultipleChoiceTask(Task):
             return "label is not an option index"
         return {"context": context, "options": options, "label": label}
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
         from albert_keras.tasks.task_datasets import choice_dataset
 
         return self.packed_dataset(
-            choice_dataset, data, tokenizer, batch_size, training, seed
+            choice_dataset, data, tokenizer, batch_size, training, seed, epochs
         )
 
     def build_model(self, backbone):

@@ -19,6 +19,7 @@ import json
 import math
 import os
 
+from albert_keras.atomic_files import write_json
 from albert_keras.tasks.task import Task
 from albert_keras.tasks.task_names import task_from_name
 
@@ -170,6 +171,5 @@ def run_prediction(
         **written,
         "data": data.report.to_dict(),
     }
-    with open(os.path.splitext(output)[0] + ".metrics.json", "w") as f:
-        json.dump(result, f, indent=2, default=float)
+    write_json(os.path.splitext(output)[0] + ".metrics.json", result, default=float)
     return result

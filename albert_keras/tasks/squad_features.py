@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_keras.tasks.task_datasets import tokenize_texts
+from albert_keras.tasks.task_datasets import epoch_batches, tokenize_texts
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 
 MODEL_KEYS = ("token_ids", "segment_ids", "padding_mask", "p_mask")
@@ -187,7 +187,7 @@ def keep_null_windows(features, fraction, seed=0):
     return {k: v[keep] for k, v in features.items()}
 
 
-def squad_dataset(features, batch_size, training=False, seed=0, head="v2"):
+def squad_dataset(features, batch_size, training=False, seed=0, head="v2", epochs=None):
     """(inputs, targets) batches of `squad_features` output for `fit`/`predict`.
 
     Args:
@@ -196,6 +196,8 @@ def squad_dataset(features, batch_size, training=False, seed=0, head="v2"):
         training: shuffle, and add `start_positions` to the inputs (the v2
             head conditions its end logits on the gold start).
         seed: shuffle seed.
+        epochs: training only: the epochs, back to back (see
+            `epoch_batches`).
         head: "v2" (`AlbertSquadV2`: targets `start_log_probs`,
             `end_log_probs`, `cls_logits`) or "simple" (`AlbertSpanQA`:
             targets `start_logits`, `end_logits`).
@@ -216,6 +218,7 @@ def squad_dataset(features, batch_size, training=False, seed=0, head="v2"):
     else:
         raise ValueError(f"Unknown head {head!r}. Allowed: v2, simple")
     dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
-    if training:
-        dataset = dataset.shuffle(len(features["token_ids"]), seed=seed)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    dataset = epoch_batches(
+        dataset, lambda d: d.batch(batch_size), training, seed, epochs
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -77,7 +77,7 @@ class SquadTask(Task):
         examples, dataset, report = read_squad_file(source, training=training)
         return TaskData(examples, report, source=dataset)
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
         from albert_keras.tasks.squad_features import (
             keep_null_windows,
             squad_dataset,
@@ -105,7 +105,12 @@ class SquadTask(Task):
                 )
         data.features = features
         return squad_dataset(
-            features, batch_size, training=training, seed=seed, head=c.head
+            features,
+            batch_size,
+            training=training,
+            seed=seed,
+            head=c.head,
+            epochs=epochs,
         )
 
     def build_model(self, backbone):
@@ -202,7 +207,9 @@ class SquadTask(Task):
 
 
 def _write_json(path, value):
-    with open(path, "w", encoding="utf-8") as f:
+    from albert_keras.atomic_files import atomic_write
+
+    with atomic_write(path) as f:
         json.dump(value, f, indent=1, ensure_ascii=False)
 
 

@@ -54,8 +54,13 @@ class Task:
         """The examples of a task file (or list of dicts) and its report."""
         raise NotImplementedError
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0):
-        """A `tf.data.Dataset` of (features, labels) batches of `data`."""
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+        """A `tf.data.Dataset` of (features, labels) batches of `data`.
+
+        Training data comes shuffled, the `epochs` (a `range`, default one)
+        back to back, epoch `e` in an order fixed by `seed` and `e` (see
+        `task_datasets.epoch_batches`), so a resumed run sees the same data.
+        """
         raise NotImplementedError
 
     def build_model(self, backbone) -> keras.Model:
@@ -92,7 +97,9 @@ class Task:
         """Predicts `data`, writes `output` (a JSON line per example, made by
         `prediction`), returns the metrics where every example has a label."""
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
-        with open(output, "w", encoding="utf-8") as f:
+        from albert_keras.atomic_files import atomic_write
+
+        with atomic_write(output) as f:
             for example, row in zip(data.examples, logits, strict=True):
                 line = {"line": example["line"], **self.prediction(row)}
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -104,12 +111,22 @@ class Task:
         raise NotImplementedError
 
     # --- Shared ------------------------------------------------------------
-    def packed_dataset(self, make, data, tokenizer, batch_size, training, seed, **kw):
+    def packed_dataset(
+        self, make, data, tokenizer, batch_size, training, seed, epochs=None, **kw
+    ):
         """`make` (a `task_datasets` pipeline) over `data`, unlabelled rows as 0."""
         rows = [dict(e, label=e["label"] or 0) for e in data.examples]
         length = self.config.sequence_length
         return make(
-            rows, tokenizer, length, batch_size, training, seed, data.report, **kw
+            rows,
+            tokenizer,
+            length,
+            batch_size,
+            training,
+            seed,
+            data.report,
+            epochs=epochs,
+            **kw,
         )
 
     def fit(self, init, train, dev, output_dir="runs/finetune", vocab=None, **options):
@@ -137,8 +154,12 @@ class Task:
         """Writes the fitted model with its tokenizer as a SavedModel on strings."""
         if self.model is None:
             raise ValueError("Nothing to export yet: call `fit` first.")
+        from albert_keras.atomic_files import save_atomically
+
         best = (self.result or {}).get("best")
-        self.text_model(self.model, self.tokenizer, best).export(path, verbose=False)
+        model = self.text_model(self.model, self.tokenizer, best)
+        # A new folder replaces the old one whole, or not at all.
+        save_atomically(path, lambda folder: model.export(folder, verbose=False))
 
     def get_config(self) -> dict:
         """`{"class": ..., "config": {...}}`, plain JSON."""

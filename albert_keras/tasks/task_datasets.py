@@ -40,12 +40,34 @@ def _note_truncation(report, lines, lengths_a, lengths_b, sequence_length):
         report.note(int(line), f"cut to sequence_length={sequence_length}")
 
 
-def _shuffled(dataset, training, seed, num_examples):
-    if training:
-        dataset = dataset.shuffle(
-            num_examples, seed=seed, reshuffle_each_iteration=True
-        )
-    return dataset
+def epoch_batches(dataset, batch, training=False, seed=0, epochs=None):
+    """`batch(dataset)`, or for training the `epochs` back to back, each shuffled.
+
+    Epoch `e` is shuffled with a seed made of `seed` and `e` alone, so a run
+    resumed at epoch 3 sees the same order in epoch 3 as a run that never
+    stopped (a `reshuffle_each_iteration` order would restart at epoch 0's).
+
+    Args:
+        dataset: one epoch of examples, in file order.
+        batch: callable(dataset) -> dataset of batches.
+        training: shuffle; else one epoch in order.
+        seed: the run's seed.
+        epochs: a `range` of epoch indices (default: `range(1)`).
+
+    Example:
+    >>> ds = tf.data.Dataset.range(4)
+    >>> order = epoch_batches(ds, lambda d: d.batch(4), True, 0, range(2, 3))
+    >>> [sorted(b.tolist()) for b in order.as_numpy_iterator()]
+    [[0, 1, 2, 3]]
+    """
+    if not training:
+        return batch(dataset)
+    size = max(int(dataset.cardinality()), 1)
+    stream = None
+    for epoch in epochs or range(1):
+        one = batch(dataset.shuffle(size, seed=seed * 1_000_003 + epoch))
+        stream = one if stream is None else stream.concatenate(one)
+    return stream if stream is not None else batch(dataset.take(0))
 
 
 def text_dataset(
@@ -57,6 +79,7 @@ def text_dataset(
     seed=0,
     report=None,
     regression=False,
+    epochs=None,
 ):
     """(features, label) batches of single texts or text pairs.
 
@@ -67,10 +90,12 @@ def text_dataset(
         sequence_length: packed length; longer texts are cut as the official
             `_truncate_seq_pair` does (counted in `report`).
         batch_size: examples per batch (the last batch may be smaller).
-        training: shuffle every epoch.
+        training: shuffle every epoch (see `epoch_batches`).
         seed: shuffle seed.
         report: a `DataReport` to count truncations in, or None.
         regression: float32 labels instead of int32 class indices.
+        epochs: training only: the epochs to produce, back to back (a
+            `range`; default one).
 
     Returns:
         A `tf.data.Dataset` of (`{"token_ids", "segment_ids", "padding_mask"}`,
@@ -96,8 +121,9 @@ def text_dataset(
     )
     packer = AlbertPacker.for_tokenizer(tokenizer, sequence_length)
     dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
-    dataset = _shuffled(dataset, training, seed, len(examples))
-    dataset = dataset.ragged_batch(batch_size)
+    dataset = epoch_batches(
+        dataset, lambda d: d.ragged_batch(batch_size), training, seed, epochs
+    )
     dataset = dataset.map(
         lambda x, y, label: (packer(x, y), label),
         num_parallel_calls=tf.data.AUTOTUNE,
@@ -113,6 +139,7 @@ def choice_dataset(
     training=False,
     seed=0,
     report=None,
+    epochs=None,
 ):
     """(features, label) batches for multiple choice, [batch, choices, length].
 
@@ -123,8 +150,8 @@ def choice_dataset(
     Args:
         examples: dicts with `context`, `options` and `label` (see
             `read_task_file`), all with the same number of options.
-        tokenizer, sequence_length, batch_size, training, seed, report: as
-            `text_dataset`.
+        tokenizer, sequence_length, batch_size, training, seed, report,
+            epochs: as `text_dataset`.
 
     Returns:
         A `tf.data.Dataset` of (features [batch, choices, sequence_length],
@@ -153,8 +180,8 @@ def choice_dataset(
         return {k: tf.reshape(v, shape) for k, v in packed.items()}, label
 
     dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
-    dataset = _shuffled(dataset, training, seed, len(examples))
-    dataset = dataset.ragged_batch(batch_size).map(
-        pack, num_parallel_calls=tf.data.AUTOTUNE
+    dataset = epoch_batches(
+        dataset, lambda d: d.ragged_batch(batch_size), training, seed, epochs
     )
+    dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,35 +1,27 @@
 """Training: optimizers and schedules, strategies, callbacks (see README.md here).
 
-The optimizers, schedule and callbacks need only Keras (any backend); the
-strategies and the pretraining checkpoint need TensorFlow and are imported on
-first use, so `albert_keras.training` also loads where TensorFlow is absent.
+Every attribute is imported on first use: the run files (`run_lock`,
+`run_settings`) load without Keras, the optimizers, schedule and callbacks
+need only Keras (any backend), the strategies and the pretraining checkpoint
+need TensorFlow.
 """
 
 from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
-from albert_keras.training.fast_lamb import FastLamb
-from albert_keras.training.loss_curve_plot import LossCurvePlot
-from albert_keras.training.nan_guard import NanGuard
-from albert_keras.training.official_adamw import OfficialAdamW
-from albert_keras.training.optimizers import create_optimizer
-from albert_keras.training.throughput_logger import ThroughputLogger
-from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
 
-_NEEDS_TENSORFLOW = {
+_ATTRIBUTES = {
+    "FastLamb": "albert_keras.training.fast_lamb",
+    "LossCurvePlot": "albert_keras.training.loss_curve_plot",
+    "NanGuard": "albert_keras.training.nan_guard",
+    "OfficialAdamW": "albert_keras.training.official_adamw",
+    "create_optimizer": "albert_keras.training.optimizers",
+    "ThroughputLogger": "albert_keras.training.throughput_logger",
+    "WarmupPolynomialDecay": "albert_keras.training.warmup_polynomial_decay",
     "PretrainingCheckpoint": "albert_keras.training.pretraining_checkpoint",
     "get_strategy": "albert_keras.training.strategies",
+    "HistoryCsv": "albert_keras.training.history_csv",
+    "RunLock": "albert_keras.training.run_lock",
 }
 
-__getattr__, __dir__ = _lazy_attributes(__name__, _NEEDS_TENSORFLOW)
+__getattr__, __dir__ = _lazy_attributes(__name__, _ATTRIBUTES)
 
-
-__all__ = [
-    "FastLamb",
-    "LossCurvePlot",
-    "NanGuard",
-    "OfficialAdamW",
-    "PretrainingCheckpoint",
-    "ThroughputLogger",
-    "WarmupPolynomialDecay",
-    "create_optimizer",
-    "get_strategy",
-]
+__all__ = sorted(_ATTRIBUTES)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keras
 
+from albert_keras.atomic_files import save_atomically
+
 
 class LossCurvePlot(keras.callbacks.Callback):
     """Draws every `*loss` and `*accuracy` of the logs against the epoch.
@@ -22,18 +24,27 @@ class LossCurvePlot(keras.callbacks.Callback):
     >>> plot = LossCurvePlot("/tmp/curves.png")
     """
 
-    def __init__(self, path: str, title: str = "ALBERT training", scores=()):
+    def __init__(self, path: str, title: str = "ALBERT training", scores=(), rows=()):
         super().__init__()
         self.path = path
         self.title = title
         self.scores = ("accuracy", *scores)
         self.history: dict[str, list[float]] = {}
         self.epochs: list[int] = []
+        for row in rows:  # the epochs before a resume (`history.csv` rows)
+            self._add(row["epoch"], {k: v for k, v in row.items() if k != "epoch"})
 
-    def on_epoch_end(self, epoch, logs=None):
-        self.epochs.append(epoch + 1)
+    def _add(self, epoch, logs):
+        if epoch in self.epochs:  # an epoch run again after a resume
+            index = self.epochs.index(epoch)
+            self.epochs = self.epochs[:index]
+            self.history = {k: v[:index] for k, v in self.history.items()}
+        self.epochs.append(epoch)
         for key, value in (logs or {}).items():
             self.history.setdefault(key, []).append(float(value))
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._add(epoch, logs)
         self.draw()
 
     def draw(self):
@@ -48,7 +59,8 @@ class LossCurvePlot(keras.callbacks.Callback):
             if not (key.endswith("loss") or key.endswith(self.scores)):
                 continue
             style = "--" if key.startswith("val_") else "-"
-            axis.plot(self.epochs[-len(values) :], values, style, label=key)
+            epochs = [e + 1 for e in self.epochs[-len(values) :]]
+            axis.plot(epochs, values, style, label=key)
         for axis, name in ((left, "loss"), (right, " / ".join(self.scores))):
             axis.set_xlabel("epoch")
             axis.set_ylabel(name)
@@ -57,5 +69,7 @@ class LossCurvePlot(keras.callbacks.Callback):
                 axis.legend(fontsize=8)
         fig.suptitle(self.title)
         fig.tight_layout()
-        fig.savefig(self.path, dpi=100)
+        save_atomically(
+            self.path, lambda path: fig.savefig(path, dpi=100, format="png")
+        )
         plt.close(fig)

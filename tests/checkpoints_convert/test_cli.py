@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import os
 import shutil
 
@@ -56,7 +57,7 @@ def test_user_errors_exit_2_without_traceback(official, tmp_path, capsys):
     assert "albert-convert: error: No checkpoint at" in err
     assert "Traceback" not in err
     config = tmp_path / "bad_config.json"
-    config.write_text('{"vocab_size": 7}')
+    config.write_text(json.dumps({**BASE_CONFIG, "vocab_size": 7}))
     assert main([official["all_shared"], "--output", out, "--config", str(config)])
     assert "config `vocab_size` is 7 here, 100" in capsys.readouterr().err
     assert main([official["all_shared"], "--output", str(tmp_path / "m.h5")]) == 2

@@ -2,10 +2,6 @@
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 
 import keras
 import numpy as np
@@ -457,63 +453,6 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     assert "exceeds the model's max_position_embeddings=128" in capsys.readouterr().err
     assert main(["predict", "--model", str(tmp_path), "--input", "x.jsonl"]) == 2
     assert "has no best.keras" in capsys.readouterr().err
-
-
-def test_a_killed_run_resumes_from_its_last_epoch(tmp_path):
-    # 1500 training records (the fixture's, repeated): an epoch long enough
-    # for the run to be killed between two.
-    train = tmp_path / "train.jsonl"
-    with open(_task("rt_sentiment", "train.jsonl"), encoding="utf-8") as f:
-        records = [line for line in f if line.strip()]
-    train.write_text("".join(records * -(-1500 // len(records))), encoding="utf-8")
-    out = tmp_path / "resume"
-    command = [
-        sys.executable,
-        "-m",
-        "albert_keras.cli",
-        "finetune",
-        "--task",
-        "classify",
-        "--train",
-        str(train),
-        "--dev",
-        _task("rt_sentiment", "dev.jsonl"),
-        "--init",
-        "albert_tiny",
-        "--output-dir",
-        str(out),
-        "--epochs",
-        "4",
-        "--patience",
-        "4",
-        "--max-train-examples",
-        "1500",
-        "--max-dev-examples",
-        "32",
-        "--max-seq-length",
-        "32",
-        "--no-jit",
-    ]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    history = out / "history.csv"
-    deadline = time.time() + 240
-    while time.time() < deadline and process.poll() is None:
-        if history.exists() and len(history.read_text().splitlines()) >= 2:
-            break
-        time.sleep(0.2)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    done = len(history.read_text().splitlines()) - 1
-    assert 1 <= done < 4, "the run must be killed after its first epoch"
-    subprocess.run(command, env=env, check=True, capture_output=True)
-    with open(out / "metrics.json") as f:
-        result = json.load(f)
-    assert result["resumed_after_epoch"] == done
-    # The epochs before the kill and after it: 4 in all, none repeated.
-    assert len(result["epochs"]["loss"]) == 4
 
 
 @pytest.mark.parametrize("head", ["simple", "v2"])

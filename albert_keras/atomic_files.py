@@ -1,0 +1,168 @@
+"""Files a run writes, written so that a kill or a full disk never leaves half of one.
+
+Every writer here goes through the same steps: write a temporary file (or
+folder) beside the target, flush it to disk (`fsync`), then `os.replace` it
+over the target and sync the folder. A reader therefore sees either the old
+complete file or the new complete file, never a 0-byte or half-written one; a
+failed write leaves the old file in place and removes its temporary.
+
+Tests inject faults by patching `_replace` (the rename) or the `save`
+callable (the write itself).
+
+Example:
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "state.json")
+>>> with atomic_write(path) as f:
+...     _ = f.write('{"epoch": 1}')
+>>> open(path).read()
+'{"epoch": 1}'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+
+TEMPORARY_MARK = ".tmp-"
+
+
+def temporary_path(path: str) -> str:
+    """A hidden sibling of `path` that keeps its file name ending (`.keras`...)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}{TEMPORARY_MARK}{os.getpid()}-{name}")
+
+
+def _replace(source: str, target: str) -> None:
+    os.replace(source, target)
+
+
+def _sync_folder(folder: str) -> None:
+    """Makes a rename inside `folder` durable (no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _sync_tree(path: str) -> None:
+    """fsyncs a file, or every file under a folder."""
+    files = [path]
+    if os.path.isdir(path):
+        files = [os.path.join(d, f) for d, _, names in os.walk(path) for f in names]
+    for name in files:
+        with open(name, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+def save_atomically(path: str, save) -> str:
+    """Runs `save(temporary)`, then puts the result at `path` in one rename.
+
+    Args:
+        path: the final file or folder (e.g. `best.keras`, `savedmodel`).
+        save: callable(temporary_path) that writes the file or folder; the
+            temporary path ends like `path` (Keras checks `.keras`,
+            `.weights.h5`).
+
+    Returns:
+        `path`. If `save` or the rename fails, the temporary is removed, the
+        old `path` is unchanged and the error is raised.
+    """
+    temporary = temporary_path(path)
+    _remove(temporary)
+    try:
+        save(temporary)
+        _sync_tree(temporary)
+        if os.path.isdir(temporary) and os.path.isdir(path):
+            # Folders cannot be renamed over each other: move the old one
+            # aside first; `recover_folder` puts it back after a kill here.
+            old = path + ".old"
+            _remove(old)
+            _replace(path, old)
+            _replace(temporary, path)
+            _remove(old)
+        else:
+            _replace(temporary, path)
+    except BaseException:
+        _remove(temporary)
+        raise
+    _sync_folder(os.path.dirname(os.path.abspath(path)))
+    return path
+
+
+def recover_folder(path: str) -> None:
+    """Puts back `path` from `path.old` when a kill came between two renames."""
+    old = path + ".old"
+    if os.path.isdir(old):
+        if os.path.isdir(path):
+            _remove(old)
+        else:
+            os.replace(old, path)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str, mode: str = "w", encoding: str | None = "utf-8", **kw):
+    """`open(path, mode)` for writing, but the file appears only when complete.
+
+    Example:
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.txt")
+    >>> with atomic_write(p) as f:
+    ...     _ = f.write("done")
+    >>> open(p).read()
+    'done'
+    """
+    if "b" in mode:
+        encoding = None
+    # A failure in the body of the `with` (or in the write) removes the
+    # temporary and keeps the old file.
+    temporary = temporary_path(path)
+    _remove(temporary)
+    try:
+        with open(temporary, mode, encoding=encoding, **kw) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        _replace(temporary, path)
+    except BaseException:
+        _remove(temporary)
+        raise
+    _sync_folder(os.path.dirname(os.path.abspath(path)))
+
+
+def write_json(path: str, value, **dump_options) -> None:
+    """`json.dump(value)` to `path`, atomically, indented."""
+    with atomic_write(path) as f:
+        json.dump(value, f, indent=2, **dump_options)
+
+
+def read_json(path: str, default=None):
+    """The JSON at `path`, or `default` if there is no such file."""
+    if not os.path.isfile(path):
+        return default
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def remove_temporaries(folder: str) -> list[str]:
+    """Removes what a killed write left in `folder`; returns the names removed."""
+    if not os.path.isdir(folder):
+        return []
+    left = [n for n in os.listdir(folder) if TEMPORARY_MARK in n and n[0] == "."]
+    for name in left:
+        _remove(os.path.join(folder, name))
+    return left

@@ -1,0 +1,37 @@
+"""Small checks and message helpers of `AlbertConfig` (kept apart to keep it short)."""
+
+from __future__ import annotations
+
+import difflib
+
+# How close an unknown key must be to a field to be taken for its typo. 0.85
+# and at most 2 characters longer or shorter: no key of the official,
+# TF-Hub, transformers or Model Garden configs comes that close (the nearest,
+# BERT's `pooler_num_attention_heads`, is 0.84 from `num_attention_heads`).
+_NEAR_MISS_CUTOFF = 0.85
+_NEAR_MISS_LENGTH = 2
+
+
+def near_miss(key: str, names: set[str]) -> str | None:
+    """The field `key` is a typo of, or None (an exact field or a foreign key)."""
+    if key in names or key == "extra":
+        return None
+    for match in difflib.get_close_matches(
+        key.lower(), sorted(names), n=3, cutoff=_NEAR_MISS_CUTOFF
+    ):
+        if abs(len(match) - len(key)) <= _NEAR_MISS_LENGTH:
+            return match
+    return None
+
+
+def is_number(value) -> bool:
+    """An int or float that is not a bool (`True` is an int in Python)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def ticked(names) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+def gb(size: float) -> str:
+    return f"{size / 1e9:,.1f} GB ({size:.3g} bytes)"

@@ -1,0 +1,185 @@
+"""`FinetuningState`: a fine-tuning run's state, kept so that nothing is lost."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+
+import keras
+
+from albert_keras.atomic_files import (
+    read_json,
+    recover_folder,
+    remove_temporaries,
+    save_atomically,
+    write_json,
+)
+from albert_keras.training.history_csv import write_history_rows
+
+_WEIGHTS = "state.weights.h5"
+_STATE = "state.json"
+
+
+class FinetuningState(keras.callbacks.Callback):
+    """Best model, backups, early stopping and history of one run, crash-safe.
+
+    After every epoch, in this order, each file through a temporary and a
+    rename (`atomic_files`): `best.keras` if the monitored dev score improved;
+    a backup folder `backup/epoch-NNNN/` with the weights and optimizer
+    (`state.weights.h5`) and the run state (`state.json`: every epoch's logs,
+    the best epoch and score, the epochs without improvement); then
+    `history.csv`, rewritten from that state. The last `keep` backups are
+    kept. A kill at any point leaves the previous complete files; `restore`
+    resumes from the newest backup that reads, falling back to the older one
+    with a message. It replaces Keras' `BackupAndRestore`, `ModelCheckpoint`,
+    `EarlyStopping` and `CSVLogger`, which write in place.
+
+    Place it after `DevEvaluation` in the callbacks, so the dev scores are in
+    the logs.
+
+    Args:
+        folder: the run's output folder.
+        monitor: the log to maximize, e.g. "val_accuracy".
+        patience: epochs without improvement before stopping.
+        keep: backups kept (at least 2, so one is always whole).
+
+    Example:
+    >>> import tempfile
+    >>> state = FinetuningState(tempfile.mkdtemp(), "val_accuracy", patience=2)
+    >>> state.epochs_done, state.best_epoch
+    (0, None)
+    """
+
+    def __init__(self, folder: str, monitor: str, patience: int = 2, keep: int = 2):
+        super().__init__()
+        self.folder = folder
+        self.monitor = monitor
+        self.patience = patience
+        self.keep = max(keep, 2)
+        self.best_path = os.path.join(folder, "best.keras")
+        self.backup_dir = os.path.join(folder, "backup")
+        self.rows: list[dict] = []
+        self.best_epoch = None  # 0-based
+        self.best = None
+        self.wait = 0
+        self.stopped = False
+        self.resumed_after = 0  # epochs done before this process started
+
+    @property
+    def epochs_done(self) -> int:
+        return len(self.rows)
+
+    def _backups(self) -> list[str]:
+        """Backup folders, newest first."""
+        if not os.path.isdir(self.backup_dir):
+            return []
+        names = sorted(
+            (n for n in os.listdir(self.backup_dir) if n.startswith("epoch-")),
+            reverse=True,
+        )
+        return [os.path.join(self.backup_dir, n) for n in names]
+
+    def _state(self) -> dict:
+        return {
+            "random": [v.numpy().tolist() for v in _random_states(self.model)],
+            "rows": self.rows,
+            "best_epoch": self.best_epoch,
+            "best": self.best,
+            "wait": self.wait,
+            "stopped": self.stopped,
+        }
+
+    def _set_state(self, state: dict, model) -> None:
+        for variable, value in zip(_random_states(model), state["random"], strict=True):
+            variable.assign(value)
+        self.rows = state["rows"]
+        self.best_epoch = state["best_epoch"]
+        self.best = state["best"]
+        self.wait = state["wait"]
+        self.stopped = state["stopped"]
+
+    def restore(self, model) -> bool:
+        """Loads the newest readable backup into `model` (weights + optimizer).
+
+        Returns:
+            True if a backup was restored, False for a new run.
+        """
+        remove_temporaries(self.folder)
+        remove_temporaries(self.backup_dir)
+        for path in self._backups():
+            recover_folder(path)
+        if model.optimizer is not None and not model.optimizer.built:
+            model.optimizer.build(model.trainable_variables)
+        for index, path in enumerate(self._backups()):
+            try:
+                state = read_json(os.path.join(path, _STATE))
+                model.load_weights(os.path.join(path, _WEIGHTS))
+            except Exception as error:  # noqa: BLE001 (any unreadable backup)
+                print(
+                    f"Backup {path} cannot be read ({type(error).__name__}: "
+                    f"{str(error)[:200]}); trying the one before it.",
+                    flush=True,
+                )
+                continue
+            if state is None:
+                continue
+            self._set_state(state, model)
+            self.resumed_after = self.epochs_done
+            # The state is the record: a history.csv write the kill cut short
+            # is redone from it.
+            write_history_rows(os.path.join(self.folder, "history.csv"), self.rows)
+            if index:
+                print(f"Resuming from the older backup {path}.", flush=True)
+            return True
+        return False
+
+    def describe(self) -> str:
+        """'Resuming after epoch N (best so far: epoch K, val_x = v)'."""
+        best = "none yet"
+        if self.best_epoch is not None:
+            best = f"epoch {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
+        return f"Resuming after epoch {self.epochs_done} (best so far: {best})"
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        row = {"epoch": int(epoch)}
+        row.update({k: float(v) for k, v in logs.items() if keras.ops.ndim(v) == 0})
+        self.rows = [r for r in self.rows if r["epoch"] < epoch] + [row]
+        value = row.get(self.monitor)
+        if (
+            value is not None
+            and math.isfinite(value)
+            and (self.best is None or value > self.best)
+        ):
+            save_atomically(self.best_path, self.model.save)
+            self.best, self.best_epoch, self.wait = value, int(epoch), 0
+        else:
+            self.wait += 1
+        self.stopped = self.wait >= self.patience
+        self._save_backup(epoch)
+        write_history_rows(os.path.join(self.folder, "history.csv"), self.rows)
+        if self.stopped:
+            self.model.stop_training = True
+
+    def _save_backup(self, epoch) -> None:
+        def save(folder):
+            os.makedirs(folder)
+            self.model.save_weights(os.path.join(folder, _WEIGHTS))
+            write_json(os.path.join(folder, _STATE), self._state())
+
+        os.makedirs(self.backup_dir, exist_ok=True)
+        save_atomically(os.path.join(self.backup_dir, f"epoch-{epoch + 1:04d}"), save)
+        for old in self._backups()[self.keep :]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def load_best(self, model) -> None:
+        """Puts the best epoch's weights into `model` (if an epoch improved)."""
+        if self.best_epoch is not None and os.path.isfile(self.best_path):
+            model.load_weights(self.best_path)
+
+
+def _random_states(model) -> list:
+    """The dropout layers' random-generator states (not in the weights file):
+    restored with the backup, a resumed run draws the same dropout masks."""
+    return [v for v in model.variables if "seed_generator_state" in v.path]

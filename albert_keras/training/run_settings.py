@@ -1,0 +1,78 @@
+"""The settings a run was started with, and the check a restart makes against them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from albert_keras.atomic_files import read_json, write_json
+
+SETTINGS_FILE = "run_settings.json"
+
+
+class SettingsChanged(ValueError):
+    """A restart would resume a run with different training settings."""
+
+
+def file_fingerprint(source) -> str | None:
+    """SHA-256 of a file's bytes (of its JSON for in-memory data); None for None.
+
+    Example:
+    >>> file_fingerprint([{"text": "a", "label": 0}])[:12]
+    '12d661867a14'
+    """
+    if source is None:
+        return None
+    digest = hashlib.sha256()
+    if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
+        with open(source, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    else:
+        digest.update(json.dumps(source, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def check_run_settings(folder: str, settings: dict, force_resume: bool = False):
+    """Records `settings` for a new run; compares them on a restart.
+
+    Args:
+        folder: the run folder; the settings go to `run_settings.json` in it.
+        settings: plain-JSON values that change the training (batch size,
+            sequence length, seed, steps or epochs, learning rate, data
+            fingerprints).
+        force_resume: resume even if they differ (the new ones are recorded).
+
+    Raises:
+        SettingsChanged: naming each setting that differs, with both values,
+            unless `force_resume`.
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> check_run_settings(folder, {"seed": 1})
+    >>> check_run_settings(folder, {"seed": 2})
+    Traceback (most recent call last):
+    ...
+    albert_keras.training.run_settings.SettingsChanged: ...
+    """
+    path = os.path.join(folder, SETTINGS_FILE)
+    settings = json.loads(json.dumps(settings, default=str))
+    recorded = read_json(path)
+    if recorded is not None and recorded != settings:
+        changes = [
+            f"{key}: {recorded.get(key)!r} then, {settings.get(key)!r} now"
+            for key in sorted(set(recorded) | set(settings))
+            if recorded.get(key) != settings.get(key)
+        ]
+        if not force_resume:
+            raise SettingsChanged(
+                f"{folder} holds a run started with other settings "
+                f"({'; '.join(changes)}). Resuming would mix two trainings. "
+                "Use the same settings, another output folder, "
+                "--overwrite to start over, or --force-resume to go on anyway."
+            )
+        print(f"--force-resume: going on with {'; '.join(changes)}", flush=True)
+    if recorded != settings:
+        write_json(path, settings)

@@ -1,0 +1,250 @@
+"""Fine-tuning loses nothing: faults injected at each write, then a restart.
+
+Every file a run writes goes through `atomic_files` (a temporary, fsync, a
+rename). Here the rename of one file fails after its temporary was cut in
+half (a full disk, or a kill between the two), the run stops with the error,
+and a restart must end where a run that never failed ends: the same epochs,
+the same best epoch, the same best weights.
+"""
+
+import contextlib
+import errno
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+from albert_test_case import task_file
+
+from albert_keras.tasks import ClassificationTask
+from albert_keras.tasks.finetuning_run import run_finetuning
+from albert_keras import atomic_files
+from albert_keras.training.run_lock import RunFolderBusy, RunLock
+from albert_keras.training.run_settings import SettingsChanged
+
+OPTIONS = dict(
+    init="albert_tiny",
+    epochs=3,
+    batch_size=16,
+    learning_rate=2e-3,
+    warmup_fraction=0.0,
+    max_train_examples=48,
+    max_dev_examples=32,
+    patience=3,
+    export=False,
+    verbose=0,
+    jit_compile=False,
+)
+TRAIN = task_file("rt_sentiment", "train.jsonl")
+DEV = task_file("rt_sentiment", "dev.jsonl")
+
+
+class LateBest(ClassificationTask):
+    """A task whose dev score rises every step: every epoch writes best.keras."""
+
+    def scores(self, model, data, dataset):
+        scores = super().scores(model, data, dataset)
+        scores["accuracy"] = float(model.optimizer.iterations) / 1000.0
+        return scores
+
+
+def _task():
+    return LateBest(sequence_length=32)
+
+
+def _weights(path):
+    return keras.saving.load_model(path).get_weights()
+
+
+def _max_diff(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """A run that never failed: its result and its best weights."""
+    out = str(tmp_path_factory.mktemp("reference"))
+    result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    return result, _weights(os.path.join(out, "best.keras"))
+
+
+class DiskFull:
+    """Fails the `count`-th rename onto `name`, its temporary cut in half."""
+
+    def __init__(self, name, count=1):
+        self.name, self.count, self.seen = name, count, 0
+
+    def __call__(self, source, target):
+        if os.path.basename(target) == self.name:
+            self.seen += 1
+            if self.seen == self.count:
+                if os.path.isfile(source):
+                    size = os.path.getsize(source)
+                    with open(source, "r+b") as f:
+                        f.truncate(size // 2)
+                raise OSError(errno.ENOSPC, "No space left on device (injected)")
+        os.replace(source, target)
+
+
+@pytest.mark.parametrize(
+    "name, count",
+    [
+        ("best.keras", 2),  # a better epoch's model
+        ("epoch-0002", 1),  # the backup after epoch 2 (weights + run state)
+        ("history.csv", 3),  # the last history row
+        ("metrics.json", 1),  # the report, after training
+    ],
+)
+def test_a_failed_write_then_a_restart_ends_as_an_unbroken_run(
+    tmp_path, monkeypatch, reference, name, count
+):
+    expected, best_weights = reference
+    out = str(tmp_path / "run")
+    fault = DiskFull(name, count)
+    monkeypatch.setattr(atomic_files, "_replace", fault)
+    with pytest.raises(OSError, match="No space left"):
+        run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    monkeypatch.undo()
+    # Nothing half-written is left where a reader looks.
+    if os.path.exists(os.path.join(out, "best.keras")):
+        _weights(os.path.join(out, "best.keras"))
+    result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    assert result["best_epoch"] == expected["best_epoch"]
+    assert result["epochs"]["loss"] == pytest.approx(expected["epochs"]["loss"])
+    assert result["best"] == pytest.approx(expected["best"])
+    assert _max_diff(_weights(os.path.join(out, "best.keras")), best_weights) < 1e-5
+    with open(os.path.join(out, "history.csv")) as f:
+        assert len(f.read().splitlines()) == 1 + OPTIONS["epochs"]
+
+
+def test_an_unreadable_backup_falls_back_to_the_one_before(
+    tmp_path, monkeypatch, reference, capsys
+):
+    expected, best_weights = reference
+    out = str(tmp_path / "run")
+    monkeypatch.setattr(atomic_files, "_replace", DiskFull("epoch-0003"))
+    with pytest.raises(OSError):
+        run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    monkeypatch.undo()
+    newest = os.path.join(out, "backup", "epoch-0002", "state.weights.h5")
+    open(newest, "wb").close()  # 0 bytes, as an in-place write killed
+    capsys.readouterr()
+    result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    printed = capsys.readouterr().out
+    assert "epoch-0002 cannot be read" in printed
+    assert "Resuming after epoch 1 (best so far: epoch" in printed
+    assert result["best_epoch"] == expected["best_epoch"]
+    assert _max_diff(_weights(os.path.join(out, "best.keras")), best_weights) < 1e-5
+
+
+class EarlyBest(ClassificationTask):
+    """A task whose dev score falls every step: the best epoch is the first."""
+
+    def scores(self, model, data, dataset):
+        scores = super().scores(model, data, dataset)
+        scores["accuracy"] = 1.0 / (1.0 + float(model.optimizer.iterations))
+        return scores
+
+
+def test_the_export_after_a_resume_is_the_best_epoch(tmp_path, monkeypatch, capsys):
+    import tensorflow as tf
+
+    out = str(tmp_path / "run")
+    options = dict(OPTIONS, export=True)
+    monkeypatch.setattr(atomic_files, "_replace", DiskFull("epoch-0003"))
+    with pytest.raises(OSError):
+        run_finetuning(
+            EarlyBest(sequence_length=32), TRAIN, DEV, output_dir=out, **options
+        )
+    monkeypatch.undo()
+    result = run_finetuning(
+        EarlyBest(sequence_length=32), TRAIN, DEV, output_dir=out, **options
+    )
+    assert result["best_epoch"] == 1 and result["epochs_run"] == 3
+    assert "best so far: epoch 1" in capsys.readouterr().out
+    texts = ["A fine, moving film.", "Dull and far too long."]
+    best = keras.saving.load_model(os.path.join(out, "best.keras"))
+    task = EarlyBest(sequence_length=32)
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+
+    tokenizer = load_tokenizer(result["vocab"])
+    expected = task.text_model(best, tokenizer)(tf.constant(texts))["logits"]
+    served = tf.saved_model.load(os.path.join(out, "savedmodel"))
+    logits = served.serve(tf.constant(texts))["logits"]
+    np.testing.assert_allclose(logits, expected, atol=1e-5)
+    # ... and not the last epoch's weights, which the backup holds.
+    last = best.get_weights()
+    backup = os.path.join(out, "backup", "epoch-0003", "state.weights.h5")
+    best.load_weights(backup)
+    assert _max_diff(best.get_weights(), last) > 1e-4
+
+
+def test_a_finished_run_is_left_alone_unless_overwrite(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    options = dict(OPTIONS, epochs=1)
+    first = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
+    stamp = os.stat(os.path.join(out, "best.keras")).st_mtime_ns
+    again = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
+    assert "holds a finished run" in capsys.readouterr().out
+    assert again["best"] == pytest.approx(first["best"])
+    assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns == stamp
+    # Other flags are refused by name, before anything is touched ...
+    with open(os.path.join(out, "run_state.json")) as f:
+        assert json.load(f)["finished"]
+    os.remove(os.path.join(out, "run_state.json"))  # as if killed at the end
+    with pytest.raises(SettingsChanged, match="learning_rate: 0.002 then, 0.001 now"):
+        run_finetuning(
+            _task(), TRAIN, DEV, output_dir=out, **dict(options, learning_rate=1e-3)
+        )
+    # ... and --overwrite starts over.
+    run_finetuning(_task(), TRAIN, DEV, output_dir=out, overwrite=True, **options)
+    assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns != stamp
+
+
+@pytest.fixture
+def held_elsewhere():
+    """Holds a folder's lock as another process would (not this one's nesting)."""
+    import albert_keras.training.run_lock as run_lock
+
+    @contextlib.contextmanager
+    def hold(folder):
+        with RunLock(folder, "a test"):
+            held = dict(run_lock._HELD)
+            run_lock._HELD.clear()
+            try:
+                yield
+            finally:
+                run_lock._HELD.update(held)
+
+    return hold
+
+
+def test_one_run_per_folder(tmp_path, capsys, held_elsewhere):
+    from albert_keras.cli import main
+
+    out = str(tmp_path / "run")
+    with held_elsewhere(out):
+        with pytest.raises(RunFolderBusy, match=f"PID {os.getpid()} on .*a test"):
+            run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+        command = ["finetune", "--task", "classify", "--train", TRAIN, "--dev", DEV]
+        assert main([*command, "--output-dir", out]) == 2
+    err = capsys.readouterr().err
+    assert "is in use by another run" in err and "a test" in err
+    assert not os.path.exists(os.path.join(out, "best.keras"))
+    # A record left by a killed holder: the folder is taken over, and said so.
+    with open(os.path.join(out, ".lock.json"), "w") as f:
+        json.dump({"pid": 999999, "host": "elsewhere", "what": "killed"}, f)
+    with RunLock(out) as lock:
+        assert lock.taken_over["pid"] == 999999
+    assert "Took over" in capsys.readouterr().out
+
+
+def test_leftover_temporaries_are_removed(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".best.keras.tmp-123-best.keras").write_bytes(b"half")
+    assert atomic_files.remove_temporaries(str(out)) == [
+        ".best.keras.tmp-123-best.keras"
+    ]
+    assert not os.listdir(out)
