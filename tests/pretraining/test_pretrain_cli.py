@@ -166,7 +166,7 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
 
     # Resuming keeps the vocabulary the records were made with.
     trained_at = os.path.getmtime(os.path.join(out, "data", "vocab.model"))
-    assert main(args + ["--steps", "4"]) == 0
+    assert main(args + ["--steps", "4", "--force-resume"]) == 0
     assert "Resuming from step 2" in capsys.readouterr().out
     assert os.path.getmtime(os.path.join(out, "data", "vocab.model")) == trained_at
     assert pieces(spm.SentencePieceProcessor(model_file=vocab_path)) == pieces(expected)
