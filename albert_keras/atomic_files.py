@@ -84,14 +84,14 @@ def save_atomically(path: str, save) -> str:
     """
     temporary = temporary_path(path)
     _remove(temporary)
+    recover_folder(path)
+    old = path + ".old"
     try:
         save(temporary)
         _sync_tree(temporary)
         if os.path.isdir(temporary) and os.path.isdir(path):
             # Folders cannot be renamed over each other: move the old one
             # aside first; `recover_folder` puts it back after a kill here.
-            old = path + ".old"
-            _remove(old)
             _replace(path, old)
             _replace(temporary, path)
             _remove(old)
@@ -99,6 +99,7 @@ def save_atomically(path: str, save) -> str:
             _replace(temporary, path)
     except BaseException:
         _remove(temporary)
+        recover_folder(path)
         raise
     _sync_folder(os.path.dirname(os.path.abspath(path)))
     return path

@@ -24,6 +24,7 @@ parser.add_argument(
 )
 parser.add_argument("--vocab", help="default: beside --init, or the embedded one")
 parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--train-examples", type=int, help="a seeded draw (default all)")
 parser.add_argument("--output", default="runs/example_choice")
 args = parser.parse_args()
 
@@ -37,6 +38,7 @@ result = task.fit(
     output_dir=args.output,
     vocab=args.vocab,
     epochs=args.epochs,
+    max_train_examples=args.train_examples,
     batch_size=16,
     learning_rate=5e-5,
 )

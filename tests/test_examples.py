@@ -15,8 +15,8 @@ CASES = {
     "pair_vitaminc.py": ["--train-examples", "64", "--dev-examples", "64"],
     "regress_rt_sentiment.py": ["--train-examples", "64"],
     "classify_zh_sentiment.py": ["--train-examples", "64"],
-    "choice_social_iqa.py": [],
-    "squad_disfl_qa.py": ["--train-questions", "48"],  # the v2 head
+    "choice_social_iqa.py": ["--train-examples", "32"],
+    "squad_disfl_qa.py": ["--train-questions", "16"],  # the v2 head
 }
 
 

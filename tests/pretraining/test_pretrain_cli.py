@@ -63,14 +63,12 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     assert metrics["global_step"] == 6
     assert 0.0 <= metrics["eval_sop_accuracy"] <= 1.0
     assert metrics["eval_mlm_unigram_baseline"] > 0
-    # Run again as it was: it says so and changes nothing.
-    assert main(args + ["--steps", "6"]) == 0
-    assert "Already trained for 6 steps" in capsys.readouterr().out
     # More steps is another training: refused, naming the change, unless
-    # --force-resume; then it continues from the last checkpoint.
+    # --force-resume; then it continues from the last checkpoint (XLA is
+    # no training setting: off, to save the compilation).
     assert main(args + ["--steps", "9"]) == 2
     assert "steps: 6 then, 9 now" in capsys.readouterr().err
-    assert main(args + ["--steps", "9", "--force-resume"]) == 0
+    assert main(args + ["--steps", "9", "--force-resume", "--no-jit"]) == 0
     assert "Resuming from step 6" in capsys.readouterr().out
     assert json.load(open(os.path.join(out, "metrics.json")))["global_step"] == 9
 

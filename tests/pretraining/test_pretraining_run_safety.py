@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_keras import AlbertConfig
+from albert_keras import AlbertConfig, atomic_files
 from albert_keras.pretraining.pretrain_inputs import epoch_length
 from albert_keras.pretraining.pretraining_run import (
     check_step_accounting,
     run_pretraining,
 )
-from albert_keras import atomic_files
 from albert_keras.training.pretraining_checkpoint import checkpoint_files
 
 CONFIG = AlbertConfig(
@@ -80,6 +79,11 @@ def _pretrain(out, steps=10, **options):
     return run_pretraining(dataset, CONFIG, str(out), **dict(settings, **options))
 
 
+def _max_diff(ours, theirs):
+    pairs = zip(ours, theirs, strict=True)
+    return max(float(np.max(np.abs(a - b))) for a, b in pairs)
+
+
 def _steps(out):
     return [int(name.rsplit("-", 1)[1]) for name in checkpoint_files(out)]
 
@@ -108,10 +112,7 @@ def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path):
     assert _steps(out / "checkpoints") == [3, 6, 9, 10]
     ours = resumed["model"].get_weights()
     theirs = whole["model"].get_weights()
-    assert (
-        max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs, strict=True))
-        < 1e-6
-    )
+    assert _max_diff(ours, theirs) < 1e-6
     with open(out / "history.csv") as f:
         assert [line.split(",")[0] for line in f.read().splitlines()[1:]] == ["0", "1"]
 
@@ -126,7 +127,9 @@ def test_whole_executions_end_at_exactly_steps(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["metrics.json", "pretrainer.keras"])
-def test_a_failed_final_write_is_redone_by_a_restart(tmp_path, monkeypatch, name):
+def test_a_failed_final_write_is_redone_by_a_restart(
+    tmp_path, monkeypatch, capsys, name
+):
     def disk_full(source, target):
         if os.path.basename(target) == name:
             raise OSError(errno.ENOSPC, "No space left on device (injected)")
@@ -137,7 +140,80 @@ def test_a_failed_final_write_is_redone_by_a_restart(tmp_path, monkeypatch, name
         _pretrain(tmp_path, 6)
     monkeypatch.undo()
     assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
+    capsys.readouterr()
     run = _pretrain(tmp_path, 6)
     assert run["global_step"] == 6
+    assert "Already trained for 6 steps" in capsys.readouterr().out
     model = keras.saving.load_model(tmp_path / "pretrainer.keras")
     assert len(model.get_weights()) == len(run["model"].get_weights())
+
+
+def checkpoint_fails(step):
+    """`CheckpointManager.save`, but the save of `step` fails half-way: its
+    data file is written cut short, its index and the state file never."""
+    real = tf.train.CheckpointManager.save
+
+    def save(manager, checkpoint_number=None, **kw):
+        if checkpoint_number != step:
+            return real(manager, checkpoint_number=checkpoint_number, **kw)
+        prefix = os.path.join(manager.directory, f"ckpt-{checkpoint_number}")
+        with open(prefix + ".data-00000-of-00001", "wb") as f:
+            f.write(b"\0" * 100)
+        raise OSError(errno.ENOSPC, "No space left on device (injected)")
+
+    return save
+
+
+def test_a_failed_checkpoint_write_resumes_from_the_one_before(tmp_path, monkeypatch):
+    whole = _pretrain(tmp_path / "whole")
+    out = tmp_path / "failed"
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_fails(6))
+    with pytest.raises(OSError, match="No space left"):
+        _pretrain(out)
+    monkeypatch.undo()
+    resumed = _pretrain(out)  # from step 3; step 6 saved again
+    assert resumed["global_step"] == 10
+    assert _steps(out / "checkpoints") == [3, 6, 9, 10]
+    ours, theirs = resumed["model"].get_weights(), whole["model"].get_weights()
+    assert _max_diff(ours, theirs) < 1e-6
+
+
+def _cli_run(tmp_path, name, *extra):
+    from albert_test_case import corpus_path
+
+    from albert_keras.cli import main
+
+    out = str(tmp_path / name)
+    args = ["pretrain", "--input", corpus_path("en_brown.txt"), "--output-dir", out]
+    args += ["--preset", "albert_tiny", "--steps", "2", "--max-seq-length", "32"]
+    args += ["--max-predictions-per-seq", "4", "--batch-size", "4", "--no-jit"]
+    code = main([*args, *extra])
+    return code, out
+
+
+def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(tmp_path, capsys):
+    from albert_keras.training import run_lock
+
+    def weights(out):
+        path = os.path.join(out, "pretrainer.keras")
+        return keras.saving.load_model(path).get_weights()
+
+    assert _cli_run(tmp_path, "a")[0] == 0
+    assert _cli_run(tmp_path, "b")[0] == 0
+    assert _cli_run(tmp_path, "c", "--seed", "7")[0] == 0
+    a, b, c = (weights(tmp_path / n) for n in "abc")
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert _max_diff(a, c) > 1e-3
+    # A second run on a folder in use: refused, naming the holder, nothing
+    # of the first touched.
+    before = sorted(os.listdir(tmp_path / "a"))
+    with run_lock.RunLock(str(tmp_path / "a"), "the first run"):
+        held = dict(run_lock._HELD)
+        run_lock._HELD.clear()  # as another process sees it
+        try:
+            assert _cli_run(tmp_path, "a")[0] == 2
+        finally:
+            run_lock._HELD.update(held)
+    err = capsys.readouterr().err
+    assert "is in use by another run" in err and "the first run" in err
+    assert sorted(os.listdir(tmp_path / "a")) == before

@@ -455,8 +455,7 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     assert "has no best.keras" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("head", ["simple", "v2"])
-def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
+def test_squad_answers_the_questions_it_was_fitted_on(tmp_path):
     """Windows, start/end labels, the answer class and the n-best decoding agree.
 
     A tiny model fitted on 16 real questions (4 unanswerable) and scored on the
@@ -484,15 +483,17 @@ def test_squad_answers_the_questions_it_was_fitted_on(tmp_path, head):
         json.dump({"version": "v2.0", "data": [{"paragraphs": copies}]}, f)
     out = str(tmp_path / "squad")
     result = run_finetuning(
-        task_from_name("squad", head=head, sequence_length=256),
+        # The v2 head (the official one); the simple head's decoding is
+        # checked against the evaluation's in test_span_text_model.py.
+        task_from_name("squad", head="v2", sequence_length=256),
         train,
         dev,
         output_dir=out,
         **dict(
             FAST,
             batch_size=8,
-            # The simple head fits these questions in 8 epochs at 5e-3 (at
-            # 3e-3 it is still halfway: best_f1 75-81, HasAns_f1 50-58).
+            # 8 epochs at 5e-3 fit these questions (at 3e-3 the simple head
+            # was still halfway: best_f1 75-81, HasAns_f1 50-58).
             learning_rate=5e-3,
             epochs=8,
             patience=8,

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from albert_test_case import task_file
 
+from albert_keras import atomic_files
 from albert_keras.tasks import ClassificationTask
 from albert_keras.tasks.finetuning_run import run_finetuning
-from albert_keras import atomic_files
 from albert_keras.training.run_lock import RunFolderBusy, RunLock
 from albert_keras.training.run_settings import SettingsChanged
 
@@ -87,28 +87,34 @@ class DiskFull:
         os.replace(source, target)
 
 
-@pytest.mark.parametrize(
-    "name, count",
-    [
-        ("best.keras", 2),  # a better epoch's model
-        ("epoch-0002", 1),  # the backup after epoch 2 (weights + run state)
-        ("history.csv", 3),  # the last history row
-        ("metrics.json", 1),  # the report, after training
-    ],
-)
-def test_a_failed_write_then_a_restart_ends_as_an_unbroken_run(
-    tmp_path, monkeypatch, reference, name, count
+# One fault after another, each followed by a restart that meets the next:
+# a better epoch's best.keras, the backup after epoch 3 (weights, optimizer,
+# run state), a history.csv rewrite, then the report after training.
+FAULTS = [("best.keras", 2), ("epoch-0003", 1), ("history.csv", 1), ("metrics.json", 1)]
+
+
+def test_failed_writes_then_restarts_end_as_an_unbroken_run(
+    tmp_path, monkeypatch, reference, capsys
 ):
     expected, best_weights = reference
     out = str(tmp_path / "run")
-    fault = DiskFull(name, count)
-    monkeypatch.setattr(atomic_files, "_replace", fault)
-    with pytest.raises(OSError, match="No space left"):
-        run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
-    monkeypatch.undo()
-    # Nothing half-written is left where a reader looks.
-    if os.path.exists(os.path.join(out, "best.keras")):
-        _weights(os.path.join(out, "best.keras"))
+    for name, count in FAULTS:
+        monkeypatch.setattr(atomic_files, "_replace", DiskFull(name, count))
+        with pytest.raises(OSError, match="No space left"):
+            run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+        monkeypatch.undo()
+        # Nothing half-written is left where a reader looks.
+        assert not [n for n in os.listdir(out) if ".tmp-" in n]
+        if os.path.exists(os.path.join(out, "best.keras")):
+            _weights(os.path.join(out, "best.keras"))
+        if name == "epoch-0003":
+            # The newest backup left unreadable (0 bytes, as an in-place
+            # write killed): the next run falls back to the one before.
+            newest = os.path.join(out, "backup", "epoch-0002", "state.weights.h5")
+            open(newest, "wb").close()
+    printed = capsys.readouterr().out
+    assert "epoch-0002 cannot be read" in printed
+    assert "Resuming after epoch 1 (best so far: epoch 1" in printed
     result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
     assert result["best_epoch"] == expected["best_epoch"]
     assert result["epochs"]["loss"] == pytest.approx(expected["epochs"]["loss"])
@@ -116,26 +122,12 @@ def test_a_failed_write_then_a_restart_ends_as_an_unbroken_run(
     assert _max_diff(_weights(os.path.join(out, "best.keras")), best_weights) < 1e-5
     with open(os.path.join(out, "history.csv")) as f:
         assert len(f.read().splitlines()) == 1 + OPTIONS["epochs"]
-
-
-def test_an_unreadable_backup_falls_back_to_the_one_before(
-    tmp_path, monkeypatch, reference, capsys
-):
-    expected, best_weights = reference
-    out = str(tmp_path / "run")
-    monkeypatch.setattr(atomic_files, "_replace", DiskFull("epoch-0003"))
-    with pytest.raises(OSError):
-        run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
-    monkeypatch.undo()
-    newest = os.path.join(out, "backup", "epoch-0002", "state.weights.h5")
-    open(newest, "wb").close()  # 0 bytes, as an in-place write killed
-    capsys.readouterr()
-    result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
-    printed = capsys.readouterr().out
-    assert "epoch-0002 cannot be read" in printed
-    assert "Resuming after epoch 1 (best so far: epoch" in printed
-    assert result["best_epoch"] == expected["best_epoch"]
-    assert _max_diff(_weights(os.path.join(out, "best.keras")), best_weights) < 1e-5
+    # Run again, it is finished: it says so and changes nothing.
+    stamp = os.stat(os.path.join(out, "best.keras")).st_mtime_ns
+    again = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
+    assert "holds a finished run" in capsys.readouterr().out
+    assert again["best"] == pytest.approx(result["best"])
+    assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns == stamp
 
 
 class EarlyBest(ClassificationTask):
@@ -152,12 +144,14 @@ def test_the_export_after_a_resume_is_the_best_epoch(tmp_path, monkeypatch, caps
 
     out = str(tmp_path / "run")
     options = dict(OPTIONS, export=True)
-    monkeypatch.setattr(atomic_files, "_replace", DiskFull("epoch-0003"))
-    with pytest.raises(OSError):
-        run_finetuning(
-            EarlyBest(sequence_length=32), TRAIN, DEV, output_dir=out, **options
-        )
-    monkeypatch.undo()
+    # Killed after the best epoch (1), in epoch 3; then in the export.
+    for name in ("epoch-0003", "savedmodel"):
+        monkeypatch.setattr(atomic_files, "_replace", DiskFull(name))
+        with pytest.raises(OSError):
+            run_finetuning(
+                EarlyBest(sequence_length=32), TRAIN, DEV, output_dir=out, **options
+            )
+        monkeypatch.undo()
     result = run_finetuning(
         EarlyBest(sequence_length=32), TRAIN, DEV, output_dir=out, **options
     )
@@ -180,24 +174,21 @@ def test_the_export_after_a_resume_is_the_best_epoch(tmp_path, monkeypatch, caps
     assert _max_diff(best.get_weights(), last) > 1e-4
 
 
-def test_a_finished_run_is_left_alone_unless_overwrite(tmp_path, capsys):
+def test_changed_flags_are_refused_and_overwrite_starts_over(tmp_path):
     out = str(tmp_path / "run")
     options = dict(OPTIONS, epochs=1)
-    first = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
+    run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
     stamp = os.stat(os.path.join(out, "best.keras")).st_mtime_ns
-    again = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
-    assert "holds a finished run" in capsys.readouterr().out
-    assert again["best"] == pytest.approx(first["best"])
-    assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns == stamp
-    # Other flags are refused by name, before anything is touched ...
     with open(os.path.join(out, "run_state.json")) as f:
         assert json.load(f)["finished"]
     os.remove(os.path.join(out, "run_state.json"))  # as if killed at the end
+    # Other flags are refused by name, before anything is touched ...
     with pytest.raises(SettingsChanged, match="learning_rate: 0.002 then, 0.001 now"):
         run_finetuning(
             _task(), TRAIN, DEV, output_dir=out, **dict(options, learning_rate=1e-3)
         )
-    # ... and --overwrite starts over.
+    assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns == stamp
+    # ... and overwrite starts over.
     run_finetuning(_task(), TRAIN, DEV, output_dir=out, overwrite=True, **options)
     assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns != stamp
 
