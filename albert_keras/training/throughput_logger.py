@@ -10,8 +10,8 @@ import keras
 class ThroughputLogger(keras.callbacks.Callback):
     """Adds `seq_per_sec` and `tokens_per_sec` to the epoch logs.
 
-    Put it before `TensorBoard` and `CSVLogger` in the callback list so they
-    see the values.
+    Put it before `TensorBoard` and `HistoryCsv` (or `CSVLogger`) in the
+    callback list so they see the values.
 
     Args:
         global_batch_size: sequences per step, over all replicas.
