@@ -75,7 +75,11 @@ class FinetuningState(keras.callbacks.Callback):
         if not os.path.isdir(self.backup_dir):
             return []
         names = sorted(
-            (n for n in os.listdir(self.backup_dir) if n.startswith("epoch-")),
+            (
+                n
+                for n in os.listdir(self.backup_dir)
+                if n.startswith("epoch-") and n[6:].isdigit()
+            ),
             reverse=True,
         )
         return [os.path.join(self.backup_dir, n) for n in names]
@@ -107,8 +111,12 @@ class FinetuningState(keras.callbacks.Callback):
         """
         remove_temporaries(self.folder)
         remove_temporaries(self.backup_dir)
-        for path in self._backups():
-            recover_folder(path)
+        # An epoch redone after a fallback replaces its backup folder by two
+        # renames: a kill between them leaves `epoch-NNNN.old`, put back here.
+        if os.path.isdir(self.backup_dir):
+            for name in os.listdir(self.backup_dir):
+                if name.endswith(".old"):
+                    recover_folder(os.path.join(self.backup_dir, name[:-4]))
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         for index, path in enumerate(self._backups()):

@@ -239,3 +239,25 @@ def test_leftover_temporaries_are_removed(tmp_path):
         ".best.keras.tmp-123-best.keras"
     ]
     assert not os.listdir(out)
+
+
+def test_a_backup_swap_cut_by_a_kill_is_put_back(tmp_path):
+    from albert_keras.tasks.finetuning_state import FinetuningState
+
+    def model():
+        m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        m.compile(optimizer="adam", loss="mse")
+        return m
+
+    first = model()
+    state = FinetuningState(str(tmp_path), "val_accuracy")
+    state.set_model(first)
+    state.on_epoch_end(0, {"loss": 1.0, "val_accuracy": 0.5})
+    backup = tmp_path / "backup" / "epoch-0001"
+    # Killed between the two renames of a redone epoch: only the old folder.
+    os.replace(backup, str(backup) + ".old")
+    second = model()
+    resumed = FinetuningState(str(tmp_path), "val_accuracy")
+    assert resumed.restore(second) and resumed.epochs_done == 1
+    assert os.listdir(tmp_path / "backup") == ["epoch-0001"]
+    assert _max_diff(second.get_weights(), first.get_weights()) == 0.0
