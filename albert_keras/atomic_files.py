@@ -145,6 +145,12 @@ def atomic_write(path: str, mode: str = "w", encoding: str | None = "utf-8", **k
     _sync_folder(os.path.dirname(os.path.abspath(path)))
 
 
+def copy_file(source: str, path: str) -> None:
+    """Copies `source` to `path` atomically; nothing to do if they are one file."""
+    if not (os.path.exists(path) and os.path.samefile(source, path)):
+        save_atomically(path, lambda temporary: shutil.copy(source, temporary))
+
+
 def write_json(path: str, value, **dump_options) -> None:
     """`json.dump(value)` to `path`, atomically, indented."""
     with atomic_write(path) as f:

@@ -20,18 +20,6 @@ from albert_keras.presets import preset_values
 # the erf GELU (transformers' "gelu", for configs converted from transformers).
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING_MODES = ("all", "attention", "ffn", "none")
-_POSITIVE_FIELDS = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_hidden_groups",
-    "inner_group_num",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
-)
 # Fields every released `albert_config.json` (v1, v2, *_zh, TF1 Hub assets)
 # writes and that decide the weights or the outputs: a file without one is not
 # a release's config, and a default would silently build another model (our
@@ -50,6 +38,8 @@ REQUIRED_FIELDS = (
     "max_position_embeddings",
     "type_vocab_size",
 )
+# Every required field but the activation is a positive integer.
+_POSITIVE_FIELDS = tuple(f for f in REQUIRED_FIELDS if f != "hidden_act")
 # What the backbone's parameter count grows with.
 _SIZE_FIELDS = (
     "hidden_size",

@@ -8,7 +8,6 @@ reports MLM and SOP accuracy on held-out chapters next to a unigram baseline.
 from __future__ import annotations
 
 import os
-import shutil
 
 from albert_keras.pretraining.pretrain_inputs import (
     prepare_text,
@@ -354,7 +353,7 @@ def _training_options(args) -> dict:
 def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
     """The vocabulary and the text-in SavedModel beside the pretrainer, and the
     held-out report; returns the vocabulary's file name."""
-    from albert_keras.atomic_files import save_atomically, write_json
+    from albert_keras.atomic_files import copy_file, save_atomically, write_json
     from albert_keras.models import with_tokenizer
     from albert_keras.pretraining.pretraining_run import unigram_accuracy
 
@@ -363,9 +362,7 @@ def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
     # The vocabulary beside the model: `albert-keras finetune --init
     # <output_dir>/pretrainer.keras` finds it there.
     name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
-    beside = os.path.join(output_dir, name)
-    if not (os.path.exists(beside) and os.path.samefile(vocab, beside)):
-        save_atomically(beside, lambda path: shutil.copy(vocab, path))
+    copy_file(vocab, os.path.join(output_dir, name))
     # The backbone with its tokenizer: `serve(texts)` / `serve_pairs(a, b)` on
     # tf.string give `sequence_output` and `pooled_output`.
     text_model = with_tokenizer(model.backbone, tokenizer, args.max_seq_length)

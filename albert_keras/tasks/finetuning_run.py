@@ -23,7 +23,7 @@ import warnings
 import keras
 import numpy as np
 
-from albert_keras.atomic_files import read_json, save_atomically, write_json
+from albert_keras.atomic_files import copy_file, read_json, write_json
 from albert_keras.tasks.finetuning_options import FinetuningOptions
 from albert_keras.tasks.finetuning_state import FinetuningState
 
@@ -314,9 +314,7 @@ def _write_outputs(task, model, splits, result, vocab, output_dir, options):
         "batch_size": options.batch_size,
     }
     write_json(os.path.join(output_dir, "settings.json"), settings, default=_plain)
-    beside = os.path.join(output_dir, os.path.basename(vocab))
-    if not os.path.exists(beside) or not os.path.samefile(vocab, beside):
-        save_atomically(beside, lambda path: shutil.copy(vocab, path))
+    copy_file(vocab, os.path.join(output_dir, os.path.basename(vocab)))
     task.result = result
     if options.export and result["epochs_run"]:
         task.export(os.path.join(output_dir, "savedmodel"))

@@ -8,6 +8,8 @@ import socket
 
 import filelock
 
+from albert_keras.atomic_files import write_json
+
 # Folders this process holds: a run nested in another on the same folder (the
 # CLI around `run_pretraining`) shares its lock.
 _HELD: dict[str, int] = {}
@@ -86,8 +88,6 @@ class RunLock:
                 "that ended without releasing it (killed?).",
                 flush=True,
             )
-        from albert_keras.atomic_files import write_json
-
         write_json(
             self._record_path,
             {"pid": os.getpid(), "host": socket.gethostname(), "what": self.what},
