@@ -65,6 +65,44 @@ def find_vocabulary(init, vocab=None) -> str:
     )
 
 
+def resolve_init(init, missing_hint=""):
+    """`init` checked: a missing path or an unknown name is refused here.
+
+    A folder holding `pretrainer.keras` (the output of `albert-keras
+    pretrain`) stands for that file. Presets, models and existing paths are
+    returned as they are.
+
+    Args:
+        init: what `load_backbone` accepts.
+        missing_hint: a sentence added when `init` does not exist.
+
+    Example:
+    >>> resolve_init("albert_tiny")
+    'albert_tiny'
+    """
+    from albert_keras.config_checks import near_miss
+    from albert_keras.presets import ALIASES, PRESETS
+
+    if not isinstance(init, str) or _is_preset(init):
+        return init
+    pretrainer = os.path.join(init, "pretrainer.keras")
+    if os.path.isfile(pretrainer):
+        return pretrainer
+    if os.path.exists(init) or glob.glob(init + "*.index"):
+        return init
+    names = set(PRESETS) | set(ALIASES)
+    close = near_miss(init, names)
+    if close:
+        raise FileNotFoundError(
+            f"--init {init!r} is neither a path nor a preset: did you mean {close!r}?"
+        )
+    raise FileNotFoundError(
+        f"--init {init!r} does not exist (no file, folder or checkpoint prefix "
+        f"of that name, and not a preset: {', '.join(sorted(PRESETS))}). "
+        + missing_hint
+    )
+
+
 def load_init_model(init):
     """`init` loaded once: a `.keras` file becomes its model, else unchanged.
 

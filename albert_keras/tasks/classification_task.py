@@ -9,6 +9,7 @@ import keras
 import numpy as np
 
 from albert_keras.tasks.jsonl_records import (
+    check_kept,
     check_text,
     collect_examples,
     read_records,
@@ -16,6 +17,10 @@ from albert_keras.tasks.jsonl_records import (
 from albert_keras.tasks.task import Task, majority_baseline, softmax
 from albert_keras.tasks.task_data import TaskData
 
+_FIELD_FLAGS = (
+    "Name the text with --text-field (a pair: and --text-pair-field) and the "
+    "label with --label-field"
+)
 # Record keys looked for when `text_fields` is not given, in this order.
 SINGLE_KEYS = ("text", "sentence", "text_a")
 PAIR_KEYS = (
@@ -42,6 +47,7 @@ class ClassificationConfig:
             (False) or whichever the first record has (None).
         sequence_length: packed length (`[CLS] a [SEP] b [SEP]`); longer
             texts are cut as the official `_truncate_seq_pair` does.
+        label_field: the record key (CSV column) of the label.
     """
 
     num_classes: int | None = None
@@ -49,6 +55,7 @@ class ClassificationConfig:
     text_fields: tuple = ()
     pairs: bool | None = False
     sequence_length: int = 128
+    label_field: str = "label"
 
     def __post_init__(self):
         if self.labels is not None:
@@ -64,9 +71,10 @@ class ClassificationConfig:
 class ClassificationTask(Task):
     """Sentence or sentence-pair classification, or regression (GLUE-style).
 
-    JSON Lines records: a text (`text`, or the key in `text_fields`) or a
-    pair (`text_a`/`text_b`, `premise`/`hypothesis`, ...) and a `label`
-    (int or string; a number for regression). The model is
+    Records (JSON Lines, or CSV/TSV rows with a header): a text (`text`, or
+    the key in `text_fields`) or a pair (`text_a`/`text_b`,
+    `premise`/`hypothesis`, ...) and a `label` (or the `label_field`; an int
+    or a string, a number for regression). The model is
     `AlbertClassifier`; the dev metric accuracy (also F1 and Matthews
     correlation), or Pearson for regression; the baseline the training
     set's majority class, or its mean.
@@ -90,9 +98,10 @@ class ClassificationTask(Task):
         return "pearson" if self.regression else "accuracy"
 
     def read(self, source, training=False, require_labels=True):
-        records, report = read_records(source, require_labels)
+        records, report = read_records(source, require_labels, self.config.label_field)
+        check_kept(report, records, _FIELD_FLAGS)
         if not self.config.text_fields:
-            fields = _find_text_fields(records, self.config.pairs, report.path)
+            fields = _find_text_fields(records, self.config.pairs, report)
             self.config = dataclasses.replace(self.config, text_fields=fields)
         if training and not self.regression and self.config.labels is None:
             self._set_labels(records)
@@ -101,7 +110,7 @@ class ClassificationTask(Task):
             records,
             report,
             lambda record: self._example(record, index, require_labels),
-            "--text-fields and the record keys",
+            _FIELD_FLAGS,
         )
         return TaskData(examples, report)
 
@@ -269,7 +278,7 @@ def check_label_lines(lines: dict) -> None:
         )
 
 
-def _find_text_fields(records, pairs, path):
+def _find_text_fields(records, pairs, report):
     """The text key(s) of the first record that has known ones."""
     for _, record in records:
         if pairs is not False:
@@ -281,7 +290,10 @@ def _find_text_fields(records, pairs, path):
                 if key in record:
                     return (key,)
     wanted = [" + ".join(p) for p in PAIR_KEYS] if pairs else list(SINGLE_KEYS)
+    fields = ", ".join(report.fields) or "none"
+    flags = "--text-field and --text-pair-field" if pairs else "--text-field"
     raise ValueError(
-        f"No record of {path!r} has the text keys looked for ({' / '.join(wanted)}): "
-        "pass text_fields (--text-fields) naming the record keys of the text(s)."
+        f"No record of {report.path!r} has the text fields looked for "
+        f"({' / '.join(wanted)}); its records have the fields {fields}. Name "
+        f"the text field(s) with {flags} (text_fields=(...) in Python)."
     )

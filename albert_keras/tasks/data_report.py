@@ -34,6 +34,7 @@ class DataReport:
     noted: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     where: dict = dataclasses.field(default_factory=dict)
     max_listed: int = 5
+    fields: list = dataclasses.field(default_factory=list)
 
     def skip(self, line: int, reason: str) -> None:
         """Counts one skipped record (`line`: 1-based line or record number)."""

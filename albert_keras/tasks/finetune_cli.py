@@ -2,71 +2,180 @@
 
 from __future__ import annotations
 
+import argparse
+
 TASKS = ("classify", "pair", "regress", "choice", "squad")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows each flag's default, except where there is none (None, False)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if not (
+            default is None or default is False or default == argparse.SUPPRESS
+        ) and ("%(default)" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
 def add_parser(subparsers):
+    from albert_keras.tasks.finetuning_options import DEFAULT_INIT
+
     parser = subparsers.add_parser(
         "finetune",
         help="fine-tune on a task (classify, pair, regress, choice, squad)",
+        formatter_class=_HelpFormatter,
         description=(
             "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
             "the task metric on --dev after every epoch; the best epoch is kept "
             "(best.keras) and training stops early when dev stops improving. "
-            "Writes metrics.json, curves.png, history.csv and TensorBoard logs; "
-            "a killed run resumes from its last epoch when started again."
+            "Reads JSON Lines, CSV or TSV (with a header row). Writes "
+            "metrics.json, curves.png, history.csv, TensorBoard logs and "
+            "savedmodel/ (raw text in); a killed run resumes from its last "
+            "epoch when started again."
         ),
     )
-    parser.add_argument("--task", required=True, choices=TASKS)
-    parser.add_argument("--train", required=True, help="training file")
-    parser.add_argument("--dev", required=True, help="dev file (model selection)")
+    parser.add_argument(
+        "--task",
+        required=True,
+        choices=TASKS,
+        help="classify: one text -> a class; pair: two texts -> a class; "
+        "regress: one text or a pair -> a number; choice: a context and N "
+        "options -> the right option; squad: SQuAD JSON, answer spans",
+    )
+    parser.add_argument(
+        "--train", required=True, help="training file (.jsonl, .csv or .tsv)"
+    )
+    parser.add_argument(
+        "--dev", required=True, help="dev file: the best epoch is chosen on it"
+    )
     parser.add_argument(
         "--init",
-        default="albert_small",
-        help="preset name (random init), a .keras file (e.g. pretrainer.keras of "
-        "`albert-keras pretrain`) or an official checkpoint folder "
-        "(default: albert_small)",
+        default=DEFAULT_INIT,
+        help="the model to start from: the output folder of `albert-keras "
+        "pretrain` (by default it writes runs/pretrain), a .keras file, an "
+        "official checkpoint folder or TF Hub module, a transformers ALBERT "
+        "folder, or a preset name (albert_small, albert_base_v2, ...) for "
+        "random weights",
     )
     parser.add_argument(
         "--vocab",
         help="SentencePiece model or vocab.txt (default: the one beside --init, or "
         "the embedded one for a preset)",
     )
-    parser.add_argument("--output-dir", default="runs/finetune")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--warmup-fraction", type=float, default=0.1)
     parser.add_argument(
-        "--optimizer",
-        default="adamw",
-        choices=["adamw", "adamw_official"],
-        help="adamw: keras.optimizers.AdamW; adamw_official: the official "
-        "AdamWeightDecayOptimizer (no bias correction)",
+        "--output-dir",
+        default="runs/finetune",
+        help="where the run writes best.keras, metrics.json, savedmodel/, ...",
     )
-    parser.add_argument("--max-seq-length", type=int, default=128)
-    parser.add_argument(
-        "--text-fields",
-        help="classify/pair/regress: the record key of the text, or two keys "
-        "separated by a comma for pairs (default: found in the training file: "
-        "text, sentence, text_a; pairs text_a,text_b, premise,hypothesis, ...)",
+    _add_field_arguments(parser)
+    _add_training_arguments(parser)
+    _add_squad_arguments(parser)
+    _add_run_arguments(parser)
+    parser.set_defaults(run=run_finetune)
+
+
+def _add_field_arguments(parser):
+    fields = parser.add_argument_group(
+        "fields", "which record key (CSV/TSV column) holds what"
     )
-    parser.add_argument(
+    fields.add_argument(
+        "--text-field",
+        help="classify/pair/regress: the text (default: the first of text, "
+        "sentence, text_a that the file has; pairs: text_a, premise, "
+        "sentence1, question)",
+    )
+    fields.add_argument(
+        "--text-pair-field",
+        help="pair: the second text (default: text_b, hypothesis, sentence2, "
+        "sentence, with the first)",
+    )
+    # The former spelling, "a" or "a,b": still read, no longer shown.
+    fields.add_argument("--text-fields", help=argparse.SUPPRESS)
+    fields.add_argument("--label-field", default="label", help="the label")
+    fields.add_argument(
+        "--context-field", default="context", help="choice: the context"
+    )
+    fields.add_argument(
+        "--question-field",
+        default="question",
+        help="choice: a question appended to the context (optional)",
+    )
+    fields.add_argument(
+        "--options-field",
+        default="options",
+        help="choice: the options, a list (in CSV a JSON list), or several "
+        "columns separated by commas, e.g. A,B,C,D",
+    )
+    fields.add_argument(
         "--labels",
         help="classify/pair: the label set in class order, separated by commas "
         "(integers are read as numbers), e.g. 0,1 or negative,positive; "
         "records with another label are skipped and reported (default: the "
         "training file's labels, refusing mixed types and stray rare ones)",
     )
-    parser.add_argument(
-        "--patience", type=int, default=2, help="epochs without dev improvement"
+
+
+def _add_training_arguments(parser):
+    training = parser.add_argument_group("training")
+    training.add_argument("--epochs", type=int, default=3, help="training epochs")
+    training.add_argument(
+        "--batch-size", type=int, default=32, help="examples per step"
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-train-examples", type=int)
-    parser.add_argument("--max-dev-examples", type=int)
-    _add_squad_arguments(parser)
-    _add_run_arguments(parser)
-    parser.set_defaults(run=run_finetune)
+    training.add_argument(
+        "--learning-rate",
+        type=_learning_rate,
+        default="auto",
+        help="peak AdamW rate; auto: by the model's hidden size (2e-4 up to "
+        "H=256, 1e-4 up to 512, 3e-5 up to 1024 as the official recipes for "
+        "base and large, 1e-5 above), printed when the run starts",
+    )
+    training.add_argument(
+        "--warmup-fraction",
+        type=float,
+        default=0.1,
+        help="share of the steps with a linear warmup",
+    )
+    training.add_argument(
+        "--optimizer",
+        default="adamw",
+        choices=["adamw", "adamw_official"],
+        help="adamw: keras.optimizers.AdamW; adamw_official: the official "
+        "AdamWeightDecayOptimizer (no bias correction)",
+    )
+    training.add_argument(
+        "--max-seq-length",
+        type=int,
+        default=128,
+        help="tokens per packed example; longer texts are cut (and counted)",
+    )
+    training.add_argument(
+        "--patience",
+        type=int,
+        default=2,
+        help="stop after this many epochs without a better dev score",
+    )
+    training.add_argument(
+        "--seed", type=int, default=0, help="data order, dropout and head init"
+    )
+    training.add_argument(
+        "--max-train-examples", type=int, help="a seeded draw of this many (all)"
+    )
+    training.add_argument(
+        "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
+    )
+
+
+def _learning_rate(text):
+    if text == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"--learning-rate {text!r}: a number or auto") from None
+    return value
 
 
 def _add_squad_arguments(parser):
@@ -77,9 +186,21 @@ def _add_squad_arguments(parser):
         choices=["v2", "simple"],
         help="v2: the official answer-class head (SQuAD 2.0); simple: start/end",
     )
-    squad.add_argument("--doc-stride", type=int, default=64)
-    squad.add_argument("--max-query-length", type=int, default=32)
-    squad.add_argument("--max-answer-length", type=int, default=30)
+    squad.add_argument(
+        "--doc-stride",
+        type=int,
+        default=64,
+        help="tokens between the starts of a long context's windows",
+    )
+    squad.add_argument(
+        "--max-query-length", type=int, default=32, help="question tokens kept"
+    )
+    squad.add_argument(
+        "--max-answer-length",
+        type=int,
+        default=30,
+        help="longest answer predicted, in tokens",
+    )
     squad.add_argument(
         "--null-window-fraction",
         type=float,
@@ -96,8 +217,12 @@ def _add_squad_arguments(parser):
 
 
 def _add_run_arguments(parser):
-    parser.add_argument("--mixed-precision", action="store_true", help="bfloat16")
-    parser.add_argument("--no-jit", action="store_true", help="disable XLA")
+    parser.add_argument(
+        "--mixed-precision", action="store_true", help="mixed bfloat16 (GPU/TPU)"
+    )
+    parser.add_argument(
+        "--no-jit", action="store_true", help="run without XLA compilation"
+    )
     parser.add_argument(
         "--no-export",
         action="store_true",
@@ -131,12 +256,38 @@ def _task(args):
             null_window_fraction=args.null_window_fraction,
             null_score=args.null_score,
         )
-    elif args.task != "choice":
-        if args.text_fields:
-            fields["text_fields"] = tuple(args.text_fields.split(","))
+    elif args.task == "choice":
+        fields.update(
+            context_field=args.context_field,
+            question_field=args.question_field,
+            options_field=args.options_field,
+            label_field=args.label_field,
+        )
+    else:
+        fields["label_field"] = args.label_field
+        text_fields = _text_fields(args)
+        if text_fields:
+            fields["text_fields"] = text_fields
         if args.labels and args.task != "regress":
             fields["labels"] = [_label(v) for v in args.labels.split(",")]
     return task_from_name(args.task, **fields)
+
+
+def _text_fields(args):
+    """The text key(s) from --text-field / --text-pair-field (or --text-fields)."""
+    if args.text_fields:
+        return tuple(args.text_fields.split(","))
+    if args.text_pair_field and not args.text_field:
+        raise ValueError(
+            "--text-pair-field needs --text-field too (the first text of the pair)."
+        )
+    if args.text_field and args.task == "pair" and not args.text_pair_field:
+        raise ValueError(
+            f"--task pair needs two texts: add --text-pair-field (the field "
+            f"paired with {args.text_field!r}), or use --task classify."
+        )
+    fields = (args.text_field, args.text_pair_field)
+    return tuple(f for f in fields if f)
 
 
 def _label(text):
@@ -175,6 +326,8 @@ def run_finetune(args):
     for name, scores in result["baselines"].items():
         text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
         print(f"Baseline {name}: {text}")
+    for text in result.get("warnings", []):
+        print(f"Warning: {text}")
     print(
         f"Wrote {args.output_dir}/best.keras, metrics.json, settings.json, "
         "curves.png, history.csv, logs/ (TensorBoard)"

@@ -4,6 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 
+# Where `albert-keras pretrain` writes by default, and so what `finetune`
+# starts from by default: the README's first command, then fine-tuning.
+DEFAULT_INIT = "runs/pretrain"
+
+# The peak fine-tuning rate by hidden size (up to H: rate). Small models
+# trained here need a large rate: at 5e-5 a 4-layer H=256 model stays at the
+# majority class on a pair task (docs/fine-tuning.md). The released base and
+# large models use the official recipes' 1e-5 to 5e-5 (3e-5 for MNLI and RTE),
+# xlarge and xxlarge the low end.
+LEARNING_RATES = ((256, 2e-4), (512, 1e-4), (1024, 3e-5))
+LARGEST_MODEL_RATE = 1e-5
+
+
+def auto_learning_rate(hidden_size: int) -> float:
+    """The default peak fine-tuning rate for a backbone of this hidden size.
+
+    Example:
+    >>> auto_learning_rate(256), auto_learning_rate(768), auto_learning_rate(4096)
+    (0.0002, 3e-05, 1e-05)
+    """
+    for largest, rate in LEARNING_RATES:
+        if hidden_size <= largest:
+            return rate
+    return LARGEST_MODEL_RATE
+
 
 @dataclasses.dataclass
 class FinetuningOptions:
@@ -12,7 +37,8 @@ class FinetuningOptions:
     Args:
         epochs, batch_size, learning_rate, warmup_fraction: AdamW with linear
             warmup and linear decay, weight decay 0.01 (not on LayerNorm and
-            biases), global-norm clipping 1.0.
+            biases), global-norm clipping 1.0. `learning_rate` None: chosen
+            by the backbone's hidden size (`auto_learning_rate`).
         optimizer: "adamw" (`keras.optimizers.AdamW`) or "adamw_official"
             (`OfficialAdamW`: the official optimizer, no bias correction).
         patience: epochs without a better dev metric before stopping.
@@ -30,7 +56,7 @@ class FinetuningOptions:
 
     epochs: int = 3
     batch_size: int = 32
-    learning_rate: float = 5e-5
+    learning_rate: float | None = None
     warmup_fraction: float = 0.1
     optimizer: str = "adamw"
     patience: int = 2

@@ -24,7 +24,11 @@ import keras
 import numpy as np
 
 from albert_keras.atomic_files import copy_file, read_json, write_json
-from albert_keras.tasks.finetuning_options import FinetuningOptions
+from albert_keras.tasks.finetuning_options import (
+    DEFAULT_INIT,
+    FinetuningOptions,
+    auto_learning_rate,
+)
 from albert_keras.tasks.finetuning_state import FinetuningState
 
 # The files of a run (what --overwrite removes); RUN_STATE says it finished.
@@ -47,7 +51,7 @@ def run_finetuning(
     task,
     train,
     dev,
-    init="albert_small",
+    init=DEFAULT_INIT,
     output_dir="runs/finetune",
     vocab=None,
     overwrite=False,
@@ -66,9 +70,10 @@ def run_finetuning(
             `SquadTask`); after the run `task.model` is the best model and
             `task.tokenizer` its tokenizer.
         train, dev: task files (JSON Lines, SQuAD JSON), or lists of dicts.
-        init: a preset name (random init), a `.keras` file (e.g. the
-            `pretrainer.keras` of `albert-keras pretrain`), an official
-            checkpoint folder/prefix, a transformers folder, or a model.
+        init: the output folder of `albert-keras pretrain` (its
+            `pretrainer.keras`; the default is that command's default), a
+            `.keras` file, an official checkpoint folder/prefix, a
+            transformers folder, a preset name (random init) or a model.
         output_dir: where `best.keras`, `metrics.json`, `settings.json`,
             `curves.png`, `history.csv`, `logs/` (TensorBoard), `backup/` and
             `savedmodel/` go.
@@ -118,9 +123,10 @@ def _finished_run(output_dir, overwrite):
 def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from albert_keras.training.run_settings import check_run_settings
-    from checkpoints_convert.backbone_loader import find_vocabulary
+    from checkpoints_convert.backbone_loader import find_vocabulary, resolve_init
 
     keras.utils.set_random_seed(options.seed)
+    init = resolve_init(init, _MISSING_INIT if init == DEFAULT_INIT else "")
     vocab = find_vocabulary(init, vocab)
     check_run_settings(
         output_dir, _settings(task, train, dev, init, options), force_resume
@@ -129,6 +135,7 @@ def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
     started = time.perf_counter()
     splits = _read_splits(task, train, dev, options)
     _batch(task, splits, options, 0)  # SQuAD: makes the windows (num_rows)
+    warnings_found = _print_warnings(task, splits)
     model = _build_model(task, init, splits, options)
     state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
     if state.restore(model):
@@ -140,6 +147,7 @@ def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
     result = _result(task, init, vocab, splits, state, options)
     result["train_seconds"] = train_seconds
     result["total_seconds"] = time.perf_counter() - started
+    result["warnings"] = warnings_found
     _write_outputs(task, model, splits, result, vocab, output_dir, options)
     write_json(
         os.path.join(output_dir, RUN_STATE),
@@ -150,6 +158,14 @@ def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
         },
     )
     return result
+
+
+_MISSING_INIT = (
+    "It is the default --init: where `albert-keras pretrain` writes its model. "
+    "Run `albert-keras pretrain` first (a few minutes on a CPU), or pass --init "
+    "with an official checkpoint folder, a transformers folder, a .keras file, "
+    "or a preset name such as albert_small for random weights."
+)
 
 
 def _settings(task, train, dev, init, options):
@@ -194,6 +210,15 @@ def _batch(task, splits, options, first_epoch):
         )
 
 
+def _print_warnings(task, splits):
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    found = data_warnings(task, splits, task.config.sequence_length)
+    for text in found:
+        print(f"Warning: {text}", flush=True)
+    return found
+
+
 def _build_model(task, init, splits, options):
     """The compiled task model over the `init` backbone (its head reused if it fits)."""
     from albert_keras.models.weight_copy import reuse_task_head
@@ -217,6 +242,7 @@ def _build_model(task, init, splits, options):
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-splits["train"].num_rows // options.batch_size) * options.epochs
     losses, loss_weights = task.losses()
+    _choose_learning_rate(options, backbone.config.hidden_size)
     model.compile(
         optimizer=create_optimizer(
             options.optimizer,
@@ -229,6 +255,16 @@ def _build_model(task, init, splits, options):
         jit_compile=options.jit_compile,
     )
     return model
+
+
+def _choose_learning_rate(options, hidden_size):
+    """Sets `options.learning_rate` when it is None (auto), and says so."""
+    if options.learning_rate is None:
+        options.learning_rate = auto_learning_rate(hidden_size)
+        how = f"auto, for hidden size {hidden_size}; set --learning-rate to change it"
+    else:
+        how = "given"
+    print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)
 
 
 def _fit(task, model, splits, output_dir, options, state):

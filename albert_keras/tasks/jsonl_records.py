@@ -1,15 +1,17 @@
-"""JSON Lines records of a task file (or Python dicts), bad ones reported.
+"""Records of a task file (JSON Lines, CSV, TSV) or Python dicts, bad ones reported.
 
-The readers of every task start here: each line must be a JSON object
-(with a `label` where labels are required); what is not is skipped and
-counted in the `DataReport` with its line number, never an exception in the
-middle of a run.
+The readers of every task start here: each JSON line must be an object, each
+CSV/TSV row must match the header (with a label where labels are required);
+what is not is skipped and counted in the `DataReport` with its line number,
+never an exception in the middle of a run.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
 
 from albert_keras.tasks.data_report import DataReport
 
@@ -17,8 +19,8 @@ from albert_keras.tasks.data_report import DataReport
 def _open_lines(path):
     if not os.path.isfile(path):
         raise FileNotFoundError(
-            f"Task file {path!r} does not exist. Pass the path of a JSON Lines file "
-            "(one example per line)."
+            f"Task file {path!r} does not exist. Pass the path of a JSON Lines "
+            "(.jsonl), CSV (.csv) or TSV (.tsv) file, one example per line."
         )
     with open(path, "rb") as f:
         raw = f.read()
@@ -26,20 +28,72 @@ def _open_lines(path):
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(
-            f"{path!r} is not UTF-8 text (byte {e.start}): task files are JSON Lines "
-            "in UTF-8."
+            f"{path!r} is not UTF-8 text (byte {e.start}): save the task file as UTF-8."
         ) from None
     return text.splitlines()
 
 
-def _parsed(source):
+def file_format(path, lines):
+    """ "jsonl", "csv" or "tsv": by the extension, else by the first line."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if extension in (".csv", ".tsv", ".tab"):
+        return "csv" if extension == ".csv" else "tsv"
+    first = next((line for line in lines if line.strip()), "")
+    if first.lstrip().startswith("{"):
+        return "jsonl"
+    return "tsv" if "\t" in first else "csv" if "," in first else "jsonl"
+
+
+# A CSV/TSV label that reads as a number becomes one (`1`, `-2`, `0.5`).
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _cell(text):
+    text = text.strip()
+    if _INTEGER.match(text):
+        return int(text)
+    if _NUMBER.match(text):
+        return float(text)
+    return text
+
+
+def _table_rows(lines, delimiter, label_field):
+    """(line number, record or the reason it has none) for each CSV/TSV row."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    header = None
+    for row in reader:
+        number = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            header = [cell.strip() for cell in row]
+            continue
+        if len(row) != len(header):
+            yield number, f"{len(row)} fields where the header has {len(header)}"
+            continue
+        record = dict(zip(header, row, strict=True))
+        if label_field in record:
+            label = record[label_field].strip()
+            record[label_field] = _cell(label) if label else None
+        yield number, record
+
+
+def _parsed(source, label_field="label"):
     """(number, record or the reason it has none) for each non-empty line."""
     if isinstance(source, (list, tuple)):  # Python dicts, numbered from 1
         for number, record in enumerate(source, start=1):
             # A string here is a bad record, not a reason (as below).
             yield number, None if isinstance(record, str) else record
         return
-    for number, line in enumerate(_open_lines(source), start=1):
+    lines = _open_lines(source)
+    kind = file_format(source, lines)
+    if kind != "jsonl":
+        yield from _table_rows(lines, "," if kind == "csv" else "\t", label_field)
+        return
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -48,17 +102,21 @@ def _parsed(source):
             yield number, "malformed JSON"
 
 
-def read_records(source, require_labels=True):
-    """The records of a JSON Lines file (or a list of dicts), and a report.
+def read_records(source, require_labels=True, label_field="label"):
+    """The records of a task file (or a list of dicts), and a report.
 
     Args:
-        source: a `.jsonl` path, or a list of dicts (Python use).
-        require_labels: skip records without a `label`; False keeps them with
+        source: a `.jsonl`, `.csv` or `.tsv` path (CSV/TSV with a header
+            row; other extensions are recognized by their first line), or a
+            list of dicts (Python use).
+        require_labels: skip records without a label; False keeps them with
             `label` None (files to predict on).
+        label_field: the key (column) holding the label, returned as `label`.
 
     Returns:
         (records, report): `(number, dict)` pairs, `number` the 1-based line
-        (or list position), and the `DataReport` counting what was skipped.
+        (or list position), and the `DataReport` counting what was skipped;
+        `report.fields` are the keys of the first record.
 
     Example:
     >>> records, report = read_records([{"text": "a", "label": 1}, {"text": "b"}])
@@ -67,15 +125,22 @@ def read_records(source, require_labels=True):
     """
     report = DataReport(source if isinstance(source, str) else "<records>")
     records = []
-    for number, record in _parsed(source):
+    for number, record in _parsed(source, label_field):
+        if isinstance(record, dict) and not report.fields:
+            report.fields = list(record)
         if isinstance(record, str):
             report.skip(number, record)
         elif not isinstance(record, dict):
             report.skip(number, "not a JSON object")
-        elif "label" not in record and require_labels:
-            report.skip(number, "no label")
+        elif record.get(label_field) is None and require_labels:
+            report.skip(
+                number,
+                "no label" if label_field == "label" else f"no label ({label_field})",
+            )
         else:
-            records.append((number, {"label": None, **record}))
+            record = dict(record)
+            record["label"] = record.pop(label_field, None)
+            records.append((number, record))
     return records, report
 
 
@@ -107,10 +172,16 @@ def check_text(text, optional=False):
     return None
 
 
-def check_kept(report, examples, hint="the record keys"):
-    """Raises a ValueError naming the file and the report when nothing is left."""
+def check_kept(report, examples, hint="Name the fields with the --*-field flags"):
+    """Raises a ValueError naming the file, its fields and the flags to set
+    when nothing is left."""
     if not examples:
+        found = (
+            f"its records have the fields {', '.join(report.fields)}"
+            if report.fields
+            else "no record could be read"
+        )
         raise ValueError(
-            f"{report.summary()}. No usable example in {report.path!r}: check "
-            f"{hint} (see the task classes in albert_keras/tasks)."
+            f"{report.summary()}. No usable example in {report.path!r}: {found}. "
+            f"{hint}."
         )

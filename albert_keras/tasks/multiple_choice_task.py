@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import keras
 import numpy as np
@@ -24,8 +25,11 @@ class MultipleChoiceConfig:
         num_choices: options per example; None = the first record's count.
         sequence_length: packed length of each `[CLS] context [SEP] option
             [SEP]` row.
-        context_field, question_field, options_field: the record keys; a
-            question, when there is one, follows the context.
+        context_field, question_field, options_field, label_field: the
+            record keys (CSV columns); a question, when there is one,
+            follows the context. The options are a list, or in CSV a JSON
+            list; `options_field` may also name several columns, separated
+            by commas ("A,B,C,D"), one option each.
     """
 
     num_choices: int | None = None
@@ -33,15 +37,18 @@ class MultipleChoiceConfig:
     context_field: str = "context"
     question_field: str = "question"
     options_field: str = "options"
+    label_field: str = "label"
 
 
 class MultipleChoiceTask(Task):
     """Multiple choice: one score per option, softmax over the options.
 
-    JSON Lines records: `context` [+ `question`], `options` (a list of
-    strings, the same count in every record) and `label` (the index of the
-    right option). The model is `AlbertMultipleChoice`; the dev metric
-    accuracy; the baseline the training set's most common answer position.
+    Records (JSON Lines, or CSV/TSV with a header): `context` [+
+    `question`], `options` (a list of strings, the same count in every
+    record) and `label` (the index of the right option, or its letter A, B,
+    ...); other field names through the config's `*_field`s. The model is
+    `AlbertMultipleChoice`; the dev metric accuracy; the baseline the
+    training set's most common answer position.
 
     Example:
     >>> task = MultipleChoiceTask()
@@ -54,18 +61,19 @@ class MultipleChoiceTask(Task):
     config_class = MultipleChoiceConfig
 
     def read(self, source, training=False, require_labels=True):
-        records, report = read_records(source, require_labels)
+        records, report = read_records(source, require_labels, self.config.label_field)
         examples = collect_examples(
             records,
             report,
             lambda record: self._example(record, require_labels),
-            "the record keys (context, options, label)",
+            "Name the fields with --context-field, --question-field, "
+            "--options-field and --label-field",
         )
         return TaskData(examples, report)
 
     def _example(self, record, require_labels):
         c = self.config
-        context, options = record.get(c.context_field), record.get(c.options_field)
+        context, options = record.get(c.context_field), _options(record, c)
         question = record.get(c.question_field)
         if isinstance(question, str):
             context = f"{context} {question}" if context else None
@@ -81,6 +89,8 @@ class MultipleChoiceTask(Task):
         if len(options) != self.config.num_choices:
             return f"not {self.config.num_choices} options"
         label = record["label"]
+        if isinstance(label, str) and len(label) == 1 and "A" <= label <= "Z":
+            label = ord(label) - ord("A")  # RACE-style letters
         if not (label is None and not require_labels) and (
             isinstance(label, bool)
             or not isinstance(label, int)
@@ -125,3 +135,18 @@ class MultipleChoiceTask(Task):
             "label": int(np.argmax(logits)),
             "probabilities": [round(float(p), 6) for p in softmax(logits)],
         }
+
+
+def _options(record, config):
+    """The options of a record: a list, a JSON list string, or several columns."""
+    names = config.options_field.split(",")
+    if len(names) > 1:
+        values = [record.get(name.strip()) for name in names]
+        return None if any(v is None for v in values) else values
+    options = record.get(config.options_field)
+    if isinstance(options, str) and options.lstrip().startswith("["):
+        try:
+            return json.loads(options)
+        except json.JSONDecodeError:
+            return None
+    return options

@@ -23,7 +23,12 @@ def add_parser(subparsers):
         required=True,
         help="the --output-dir of `albert-keras finetune`, or a fine-tuned .keras",
     )
-    parser.add_argument("--input", required=True, help="task file to predict")
+    parser.add_argument(
+        "--input",
+        required=True,
+        help="file to predict on, as the task reads it (.jsonl, .csv, .tsv; "
+        "SQuAD JSON); labels, when present, are scored",
+    )
     parser.add_argument(
         "--output",
         help="predictions file (default: predictions-<input name>.jsonl beside the "
@@ -43,7 +48,9 @@ def add_parser(subparsers):
     parser.add_argument(
         "--max-examples", type=int, help="only a seeded draw of this many records"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the draw of --max-examples (default: 0)"
+    )
     parser.set_defaults(run=run_predict)
 
 

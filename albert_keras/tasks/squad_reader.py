@@ -91,7 +91,12 @@ def read_squad_file(path, training):
                     continue
                 examples.append(example)
                 report.kept += 1
-    check_kept(report, examples, "the SQuAD JSON layout")
+    check_kept(
+        report,
+        examples,
+        "--task squad reads SQuAD JSON: data / paragraphs (context) / qas "
+        "(question, id, answers)",
+    )
     return examples, dataset, report
 
 

@@ -294,7 +294,8 @@ def test_chinese_wordpiece_task(tmp_path):
 
 
 def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
-    """`--init pretrainer.keras` takes its backbone and the vocabulary beside it."""
+    """`--init` a pretraining folder takes its pretrainer.keras's backbone
+    and the vocabulary beside it."""
     import shutil
 
     from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
@@ -318,7 +319,7 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
             "--dev",
             _task("rt_sentiment", "dev.jsonl"),
             "--init",
-            str(pretrained / "pretrainer.keras"),
+            str(pretrained),  # the folder of `albert-keras pretrain`
             "--output-dir",
             str(out),
             "--epochs",

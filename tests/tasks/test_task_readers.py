@@ -157,9 +157,9 @@ def test_text_fields_given_or_found(tmp_path):
         "reviews.jsonl",
     )
     # No known text key: the error names the flag that says which it is.
-    with pytest.raises(ValueError, match="--text-fields"):
+    with pytest.raises(ValueError, match="--text-field"):
         task_from_name("classify").read(reviews, training=True)
-    with pytest.raises(ValueError, match="--text-fields"):
+    with pytest.raises(ValueError, match="--text-field"):
         task_from_name("pair").read(reviews, training=True)
     task = ClassificationTask(num_classes=2, text_fields=("review",))
     data = task.read(reviews, training=True)
@@ -238,7 +238,7 @@ def test_unusable_files_fail_clearly(tmp_path):
         task_from_name("classify").read(str(latin), training=True)
     empty = _write(tmp_path, ['{"text": 3, "label": 1}'], "empty.jsonl")
     task = ClassificationTask(num_classes=1, text_fields=("text",))
-    with pytest.raises(ValueError, match="No usable example.*--text-fields"):
+    with pytest.raises(ValueError, match="No usable example.*--text-field"):
         task.read(empty, training=True)
     with pytest.raises(ValueError, match="Allowed: classify, pair"):
         task_from_name("ner")

@@ -1,0 +1,107 @@
+"""`data_warnings`: what in the data would make a run's figures mislead.
+
+Checked once the splits are read and packed, printed before training and
+kept in `metrics.json` (`warnings`). Nothing here stops a run: the data may
+be right, but the person reading the scores must know.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Above this share of the examples cut by the sequence length, say so.
+MOST_CUT = 0.5
+# A majority class this common makes accuracy a poor score.
+DOMINANT_CLASS = 0.9
+
+
+def data_warnings(task, splits, sequence_length) -> list[str]:
+    """The warnings for a task's `{"train", "dev"}` `TaskData` (packed).
+
+    Args:
+        task: the `Task` (its config names the label set).
+        splits: `{"train", "dev"}` `TaskData`, after `task.dataset` (which
+            counts the truncated examples in each report).
+        sequence_length: the packed length (`--max-seq-length`).
+
+    Returns:
+        Sentences, each naming the problem, its size and the fix.
+
+    Example:
+    >>> from albert_keras.tasks import ClassificationTask
+    >>> task = ClassificationTask(labels=[0, 1], text_fields=("text",))
+    >>> dev = task.read([{"text": "a", "label": 1}, {"text": "b", "label": 1}])
+    >>> data_warnings(task, {"train": dev, "dev": dev}, 128)[0][:48]
+    'Every dev example has the label 1: dev accuracy '
+    """
+    found = []
+    for name, data in splits.items():
+        found += _cut_warnings(name, data, sequence_length)
+    found += _label_warnings(task, splits["dev"], "dev")
+    if not _is_regression(task):
+        found += _label_warnings(task, splits["train"], "training")[:1]
+    return found
+
+
+def _cut_warnings(name, data, sequence_length):
+    reason = f"cut to sequence_length={sequence_length}"
+    total = len(data.examples)
+    cut = min(data.report.noted.get(reason, 0), total)
+    if not total or cut <= MOST_CUT * total:
+        return []
+    return [
+        f"{cut:,} of {total:,} {name} examples ({cut / total:.0%}) are longer than "
+        f"--max-seq-length {sequence_length} tokens and are cut: the model never "
+        "sees their ends. Raise --max-seq-length (256 or 512) if the label depends "
+        "on the whole text."
+    ]
+
+
+def _is_regression(task):
+    return bool(getattr(task, "regression", False))
+
+
+def _label_name(task, index):
+    labels = getattr(task.config, "labels", None)
+    if labels and not _is_regression(task):
+        return repr(labels[int(index)])
+    if hasattr(task.config, "num_choices"):
+        return f"option {int(index) + 1}"
+    return repr(index)
+
+
+def _label_warnings(task, data, name):
+    """A constant or dominant label: accuracy then says nothing."""
+    if not data.examples or "label" not in data.examples[0]:
+        return []  # SQuAD: answers, not labels
+    labels = data.labels()
+    if labels.dtype == object or labels.size < 2:
+        return []
+    if _is_regression(task):
+        if np.ptp(labels.astype(float)) == 0:
+            return [
+                f"Every {name} example has the score {labels[0]}: Pearson and "
+                "Spearman are undefined. Use a set whose scores vary."
+            ]
+        return []
+    values, counts = np.unique(labels, return_counts=True)
+    share = counts.max() / counts.sum()
+    common = _label_name(task, values[counts.argmax()])
+    score = "accuracy" if name == "dev" else "the model"
+    if len(values) == 1:
+        what = (
+            "dev accuracy measures nothing"
+            if name == "dev"
+            else ("the model learns to answer it whatever the input")
+        )
+        return [
+            f"Every {name} example has the label {common}: {what} (the majority "
+            f"baseline scores 1.0). Use a {name} set with every class."
+        ]
+    if share >= DOMINANT_CLASS:
+        return [
+            f"{share:.0%} of the {name} examples have the label {common}: "
+            f"{score} is high by answering it always; compare with the "
+            "majority baseline and read MCC and F1."
+        ]
+    return []
