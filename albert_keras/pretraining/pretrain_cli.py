@@ -10,7 +10,12 @@ from __future__ import annotations
 import os
 
 from albert_keras.pretraining.pretrain_inputs import (
+    check_input_flags,
+    datasets,
+    load_init_pretrainer,
     prepare_text,
+    report_data,
+    report_held_out,
     resolve_defaults,
     run_records,
     run_vocabulary,
@@ -18,17 +23,8 @@ from albert_keras.pretraining.pretrain_inputs import (
 )
 
 
-def _data_arguments(parser):
-    from albert_keras.pretraining.create_data_cli import add_data_arguments
-
-    # None: resolved by `_resolve_defaults` (smaller for the embedded corpus).
-    add_data_arguments(
-        parser, max_seq_length=None, max_predictions_per_seq=None, dupe_factor=2
-    )
-
-
 def add_parsers(subparsers):
-    from albert_keras.pretraining.create_data_cli import add_parser
+    from albert_keras.pretraining.create_data_cli import add_data_arguments, add_parser
 
     add_parser(subparsers)  # create-data
 
@@ -36,8 +32,24 @@ def add_parsers(subparsers):
         "pretrain",
         help="pretrain ALBERT (MLM + SOP); with no arguments, a small model on "
         "the embedded corpus",
+        description="Text -> pretraining data -> ALBERT trained on masked words "
+        "(MLM) and sentence order (SOP), scored on held-out text next to a "
+        "unigram baseline and chance. Writes --output-dir; the same command "
+        "again resumes from the last checkpoint.",
     )
-    _data_arguments(pretrain)
+    # None: set by `resolve_defaults` (smaller for the embedded corpus).
+    add_data_arguments(
+        pretrain, max_seq_length=None, max_predictions_per_seq=None, dupe_factor=2
+    )
+    _add_input_arguments(pretrain)
+    _add_training_arguments(pretrain)
+    _add_run_arguments(pretrain)
+    pretrain.set_defaults(run=run_pretrain)
+
+
+def _add_input_arguments(pretrain):
+    """What is trained and scored on besides the data flags: --held-out-every
+    to --eval-steps."""
     pretrain.add_argument(
         "--held-out-every",
         type=int,
@@ -57,88 +69,126 @@ def add_parsers(subparsers):
     pretrain.add_argument(
         "--eval-steps", type=int, help="held-out batches per evaluation (default all)"
     )
-    pretrain.add_argument("--output-dir", default="runs/pretrain")
-    pretrain.add_argument("--preset", default="albert_small")
+
+
+def _add_training_arguments(pretrain):
+    """The model and its optimization: --preset to --optimizer."""
+    pretrain.add_argument(
+        "--preset",
+        default="albert_small",
+        help="model size: albert_tiny, albert_small (4 layers, H=256), base, "
+        "large, xlarge, xxlarge or an albert_*_v1/v2 name (default: %(default)s)",
+    )
     pretrain.add_argument("--config", help="albert_config.json instead of a preset")
-    pretrain.add_argument("--batch-size", type=int, default=32, help="global batch")
+    pretrain.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="global batch, over all replicas (default: %(default)s)",
+    )
     pretrain.add_argument(
         "--steps", type=int, help="default 1000, or 400 for the embedded corpus"
     )
-    pretrain.add_argument("--warmup-steps", type=int, default=100)
-    pretrain.add_argument("--learning-rate", type=float, default=5e-3)
+    pretrain.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=100,
+        help="steps of linear warm-up, then linear decay to 0 at --steps "
+        "(default: %(default)s)",
+    )
+    pretrain.add_argument(
+        "--learning-rate",
+        type=float,
+        default=5e-3,
+        help="peak learning rate (default: %(default)s)",
+    )
     pretrain.add_argument(
         "--weight-decay",
         type=float,
         default=0.01,
-        help="LAMB weight decay, not on LayerNorm parameters and biases",
+        help="LAMB weight decay, not on LayerNorm parameters and biases "
+        "(default: %(default)s)",
     )
     pretrain.add_argument(
         "--optimizer",
         default="lamb",
         choices=["lamb", "lamb_official"],
         help="lamb: keras.optimizers.Lamb; lamb_official: the official ALBERT "
-        "LAMBOptimizer's update (no bias correction, decay inside the trust ratio)",
+        "LAMBOptimizer's update (no bias correction, decay inside the trust "
+        "ratio) (default: %(default)s)",
+    )
+
+
+def _add_run_arguments(pretrain):
+    """How the run goes: its folder, epochs, checkpoints, devices, a start
+    from a model."""
+    pretrain.add_argument(
+        "--output-dir",
+        default="runs/pretrain",
+        help="the run's folder: data, checkpoints, curves.png, pretrainer.keras; "
+        "the same command again resumes there (default: %(default)s)",
     )
     pretrain.add_argument(
         "--steps-per-epoch",
         type=int,
-        help="steps per Keras epoch (a progress bar, a curve point and a "
-        "held-out evaluation each); it must divide --steps (default: the "
+        help="steps per Keras epoch (a progress bar, a held-out evaluation and "
+        "a history.csv row each); it must divide --steps (default: the "
         "largest such number up to 100)",
     )
-    pretrain.add_argument("--save-every", type=int, default=100)
-    pretrain.add_argument("--keep-checkpoints", type=int, default=3)
-    pretrain.add_argument("--steps-per-execution", type=int, default=1)
+    pretrain.add_argument(
+        "--save-every",
+        type=int,
+        default=100,
+        help="steps between checkpoints; a killed run resumes from the last "
+        "(default: %(default)s)",
+    )
+    pretrain.add_argument(
+        "--keep-checkpoints",
+        type=int,
+        default=3,
+        help="checkpoints kept, the newest (default: %(default)s)",
+    )
+    pretrain.add_argument(
+        "--steps-per-execution",
+        type=int,
+        default=1,
+        help="steps per compiled call (fewer round trips on a TPU); it must "
+        "divide --steps, --steps-per-epoch and --save-every (default: "
+        "%(default)s)",
+    )
     pretrain.add_argument(
         "--strategy",
         default="auto",
         choices=["auto", "one_device", "mirrored", "multi_worker", "tpu"],
+        help="auto: mirrored over the GPUs if there are several, else one "
+        "device; multi_worker reads TF_CONFIG (default: %(default)s)",
     )
     pretrain.add_argument("--tpu", help="TPU name or address for --strategy tpu")
-    pretrain.add_argument("--mixed-precision", action="store_true", help="bfloat16")
-    pretrain.add_argument("--no-jit", action="store_true", help="disable XLA")
+    pretrain.add_argument(
+        "--mixed-precision",
+        action="store_true",
+        help="compute in bfloat16, weights in float32 (mixed_bfloat16)",
+    )
+    pretrain.add_argument(
+        "--no-jit", action="store_true", help="disable XLA (starts faster)"
+    )
     pretrain.add_argument(
         "--init-checkpoint",
         help="continue pretraining from an official checkpoint (folder or prefix) "
         "or a pretrainer.keras of an earlier run (e.g. on your task's unlabelled "
         "text); its vocabulary is found beside it unless --vocab is given",
     )
-    pretrain.add_argument("--init-from-group0", action="store_true")
+    pretrain.add_argument(
+        "--init-from-group0",
+        action="store_true",
+        help="with --init-checkpoint: start every layer group of --preset or "
+        "--config from the checkpoint's group 0 (the official init_from_group0)",
+    )
     pretrain.add_argument(
         "--force-resume",
         action="store_true",
         help="resume the run in --output-dir even though training flags changed",
     )
-    pretrain.set_defaults(run=run_pretrain)
-
-
-def _check_arguments(args):
-    if args.vocab_size is not None:
-        if args.vocab:
-            raise ValueError(
-                "Pass --vocab (an existing vocabulary) or --vocab-size (train "
-                "one on the input), not both."
-            )
-        if args.records:
-            raise ValueError(
-                "--vocab-size trains a vocabulary for new records; --records "
-                "are already tokenized: pass the --vocab they were made with."
-            )
-    init = args.init_checkpoint
-    from tensorflow.io import gfile  # gs:// paths too
-
-    if init and not (gfile.exists(init) or gfile.glob(init + "*.index")):
-        # Before any data is made.
-        raise FileNotFoundError(
-            f"--init-checkpoint {init!r} does not exist: pass an official "
-            "checkpoint (release folder, or prefix such as "
-            "albert_base/model.ckpt-best) or the pretrainer.keras of a run."
-        )
-    if args.held_out_every is not None and args.records:
-        raise ValueError(
-            "--held-out-every splits --input text; with --records pass the "
-            "held-out set as --eval-records."
-        )
 
 
 def _check_vocabulary_size(config, vocab, vocabulary_size):
@@ -152,35 +202,12 @@ def _check_vocabulary_size(config, vocab, vocabulary_size):
     )
 
 
-def _load_init_pretrainer(path):
-    """The `AlbertPretrainer` of --init-checkpoint: a `.keras` or an official one."""
-    if not path.endswith(".keras"):
-        from checkpoints_convert import load_official_checkpoint
-
-        return load_official_checkpoint(path, model="pretrainer")
-    import keras
-
-    import albert_keras.models  # noqa: F401  (registers every task model)
-    from albert_keras.models.albert_pretrainer import AlbertPretrainer
-
-    # (`_check_arguments` has checked that it exists.)
-    model = keras.saving.load_model(path, compile=False)
-    if not isinstance(model, AlbertPretrainer):
-        raise ValueError(
-            f"--init-checkpoint {path!r} holds a {type(model).__name__}, not an "
-            "AlbertPretrainer: continued pretraining needs the MLM and SOP heads. "
-            "Pass the pretrainer.keras of `albert-keras pretrain` or an official "
-            "checkpoint."
-        )
-    return model
-
-
 def run_pretrain(args):
     from albert_keras.training.run_lock import RunLock
     from albert_keras.training.strategies import worker_private_dir
 
     resolve_defaults(args)
-    _check_arguments(args)
+    check_input_flags(args)
     # One run per folder (the chief's; other workers write privately).
     with RunLock(worker_private_dir(args.output_dir), "albert-keras pretrain"):
         return _run_pretrain(args)
@@ -189,7 +216,10 @@ def run_pretrain(args):
 def _run_pretrain(args):
     import keras
 
-    from albert_keras.pretraining.pretraining_run import run_pretraining
+    from albert_keras.pretraining.pretraining_run import (
+        held_out_sizes,
+        run_pretraining,
+    )
     from albert_keras.tokenizers import load_tokenizer
     from albert_keras.training.strategies import get_strategy
 
@@ -207,13 +237,19 @@ def _run_pretrain(args):
     config = _sized_config(args, config, vocab, vocabulary_size)
     records, eval_records = run_records(args, data_dir, inputs, held, vocab)
     strategy = get_strategy(args.strategy, args.tpu)
-    train_dataset, eval_dataset = _datasets(args, records, eval_records)
+    train_dataset, eval_dataset = datasets(args, records, eval_records)
+    sizes = None
+    if eval_dataset is not None:
+        sizes = held_out_sizes(eval_dataset, args.eval_steps)
     init_model = None
     if args.init_checkpoint:
-        init_model = _load_init_pretrainer(args.init_checkpoint)
+        init_model = load_init_pretrainer(args.init_checkpoint)
         config = _continued_config(args, config, init_model)
         _check_vocabulary_size(config, vocab, vocabulary_size)
-    _print_plan(args, config, strategy)
+    _print_plan(args, config, strategy, data_dir, sizes)
+    baseline = sizes and {
+        "mlm_accuracy": ("unigram baseline", sizes["mlm_unigram_baseline"])
+    }
     metrics = run_pretraining(
         train_dataset,
         config,
@@ -221,9 +257,10 @@ def _run_pretrain(args):
         strategy=strategy,
         eval_dataset=eval_dataset,
         init_model=init_model,
+        baselines=baseline or None,
         **_training_options(args),
     )
-    name = _write_outputs(args, metrics, vocab, tokenizer, eval_dataset)
+    name = _write_outputs(args, metrics, vocab, tokenizer, sizes)
     keras.backend.clear_session()
     print(
         f"Wrote {output_dir}/pretrainer.keras, {name}, savedmodel/ (text in), "
@@ -238,22 +275,10 @@ def _check_settings(args):
     from albert_keras.training.run_settings import check_run_settings
 
     names = (
-        "batch_size",
-        "max_seq_length",
-        "max_predictions_per_seq",
-        "seed",
-        "steps",
-        "warmup_steps",
-        "learning_rate",
-        "weight_decay",
-        "optimizer",
-        "preset",
-        "config",
-        "input",
-        "records",
-        "vocab",
-        "init_checkpoint",
-    )
+        "batch_size max_seq_length max_predictions_per_seq seed steps warmup_steps "
+        "learning_rate weight_decay optimizer preset config input records vocab "
+        "init_checkpoint"
+    ).split()
     settings = {name: getattr(args, name, None) for name in names}
     check_run_settings(args.output_dir, settings, args.force_resume)
 
@@ -295,26 +320,9 @@ def _continued_config(args, config, init_model):
     return config.replace(max_position_embeddings=max(args.max_seq_length, positions))
 
 
-def _datasets(args, records, eval_records):
-    """`run_pretraining`'s training dataset function and held-out dataset."""
-    from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
-
-    lengths = (args.max_seq_length, args.max_predictions_per_seq)
-
-    def train_dataset(skip):
-        return pretraining_dataset(
-            records, args.batch_size, *lengths, seed=args.seed
-        ).skip(skip)
-
-    eval_dataset = None
-    if eval_records:
-        eval_dataset = pretraining_dataset(
-            eval_records, args.batch_size, *lengths, training=False
-        )
-    return train_dataset, eval_dataset
-
-
-def _print_plan(args, config, strategy):
+def _print_plan(args, config, strategy, data_dir, sizes):
+    """The model and the run, how often it sees its data, what its held-out
+    figures rest on; warnings (stderr) where they would mislead."""
     # The config's source: --config, else the checkpoint continued (unless
     # only its group 0 is copied into a preset's config), else the preset.
     source = args.config or args.preset
@@ -327,6 +335,7 @@ def _print_plan(args, config, strategy):
         f"{strategy.num_replicas_in_sync} replica(s); logs in {args.output_dir}",
         flush=True,
     )
+    report_data(args, data_dir, sizes)
 
 
 def _training_options(args) -> dict:
@@ -350,12 +359,11 @@ def _training_options(args) -> dict:
     )
 
 
-def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
+def _write_outputs(args, metrics, vocab, tokenizer, sizes):
     """The vocabulary and the text-in SavedModel beside the pretrainer, and the
     held-out report; returns the vocabulary's file name."""
     from albert_keras.atomic_files import copy_file, save_atomically, write_json
     from albert_keras.models import with_tokenizer
-    from albert_keras.pretraining.pretraining_run import unigram_accuracy
 
     output_dir = args.output_dir
     model = metrics.pop("model")
@@ -370,14 +378,8 @@ def _write_outputs(args, metrics, vocab, tokenizer, eval_dataset):
         os.path.join(output_dir, "savedmodel"),
         lambda path: text_model.export(path, verbose=False),
     )
-    if eval_dataset is not None:
-        baseline = unigram_accuracy(eval_dataset, args.eval_steps)
-        metrics["eval_mlm_unigram_baseline"] = baseline
+    if sizes:
+        metrics.update({f"eval_{k}": v for k, v in sizes.items()})
         write_json(os.path.join(output_dir, "metrics.json"), metrics)
-        held_out = "documents" if args.input else "chapters"
-        print(
-            f"\nHeld-out {held_out}: MLM accuracy {metrics['eval_mlm_accuracy']:.3f} "
-            f"(unigram baseline {baseline:.3f}), SOP accuracy "
-            f"{metrics['eval_sop_accuracy']:.3f} (chance 0.5)"
-        )
+        report_held_out(args, sizes, metrics)
     return name
