@@ -189,8 +189,10 @@ def start_tensorflow_quietly() -> None:
     if os.environ["TF_CPP_MIN_LOG_LEVEL"] in ("0", "1") or "tensorflow" in sys.modules:
         return
     with _stderr_without(STARTUP_NOISE):
-        import tensorflow as tf
-
+        try:
+            import tensorflow as tf
+        except ImportError:  # a Keras backend without TensorFlow
+            return
         tf.config.list_physical_devices()  # CUDA's start logs too (cuInit)
 
 

@@ -286,6 +286,7 @@ def _fit(task, model, splits, output_dir, options, state):
             title=f"fine-tuning: {type(task).__name__}",
             scores=(task.monitor,),
             rows=state.rows,
+            baselines=_baseline_lines(task, splits),
         ),
     ]
     started = time.perf_counter()
@@ -300,6 +301,16 @@ def _fit(task, model, splits, output_dir, options, state):
         shuffle=False,  # the pipeline shuffles
     )
     return time.perf_counter() - started
+
+
+def _baseline_lines(task, splits):
+    """{"val_<monitor>": (name, dev score)} of the task's baselines, for the plot."""
+    lines = {}
+    for name, scores in task.baselines(splits["train"], splits["dev"]).items():
+        if task.monitor in scores:
+            label = name.replace("_", " ") + " (dev)"
+            lines["val_" + task.monitor] = (label, float(scores[task.monitor]))
+    return lines
 
 
 def _batches_per_epoch(data, options):

@@ -44,30 +44,34 @@ def add_parser(subparsers):
         help="UTF-8 text files, one paragraph a line",
     )
     parser.add_argument("--output", required=True, help="output prefix")
-    parser.add_argument("--size", type=int, default=30000, help="vocabulary size")
+    parser.add_argument(
+        "--size", type=int, default=30000, help="vocabulary size (default: %(default)s)"
+    )
     parser.add_argument(
         "--kind",
         choices=("spm", "wordpiece"),
         default="spm",
-        help="spm (English releases) or wordpiece (Chinese releases)",
+        help="spm (English releases) or wordpiece (Chinese releases) "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--lowercase",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="lowercase (and strip accents) as the released models (default)",
+        help="lowercase (and strip accents) as the released models (default: on)",
     )
     parser.add_argument(
         "--cased",
         dest="lowercase",
         action="store_false",
+        default=argparse.SUPPRESS,  # the default is --lowercase's
         help="same as --no-lowercase",
     )
     parser.add_argument(
         "--unused",
         type=int,
         default=99,
-        help="wordpiece: [unusedN] slots after [PAD] (default 99, the release's)",
+        help="wordpiece: [unusedN] slots after [PAD] (default: 99, the release's)",
     )
     parser.set_defaults(run=run)
 

@@ -55,7 +55,9 @@ def assert_every_flag_explained(parser: argparse.ArgumentParser) -> None:
     assert not hidden, "defaults the help does not show:\n" + "\n".join(hidden)
 
 
-@pytest.mark.parametrize("command", ["pretrain", "create-data", "info"])
+@pytest.mark.parametrize(
+    "command", ["pretrain", "create-data", "info", "vocab", "finetune", "predict"]
+)
 def test_every_flag_is_explained_with_its_default(command):
     assert_every_flag_explained(subcommand_parser(command))
 
