@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vocab",
         help="with --to-hf: a SentencePiece model to copy as spiece.model "
-        "(default: a text model's own)",
+        "(default: a text model's own); with --to-official: the vocabulary to "
+        "copy beside the checkpoint (default: the one beside SOURCE)",
     )
     return parser
 
@@ -231,13 +232,34 @@ def _to_official(args):
         f"wrote {prefix}.index, {prefix}.data-00000-of-00001 and "
         f"{os.path.join(args.output, 'albert_config.json')}"
     )
+    _copy_vocabulary(args)
+
+
+def _copy_vocabulary(args):
+    """The vocabulary beside the written checkpoint, as in a release."""
+    from albert_keras.atomic_files import copy_file
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
+    try:
+        vocab = find_vocabulary(args.source, args.vocab)
+    except FileNotFoundError:
+        _log(
+            f"no vocabulary beside {args.source}: pass --vocab to put the "
+            "model's SentencePiece model or vocab.txt beside the checkpoint."
+        )
+        return
+    target = os.path.join(args.output, os.path.basename(vocab))
+    copy_file(vocab, target)
+    _log(f"wrote {target}")
 
 
 def main(argv=None) -> int:
     """Runs `albert-convert`; returns the exit status (2 for user errors)."""
     args = build_parser().parse_args(argv)
+    from albert_keras.quiet_start import start_tensorflow_quietly
     from checkpoints_convert.conversion_error import ConversionError
 
+    start_tensorflow_quietly()
     try:
         if args.to_official and args.to_hf:
             raise ConversionError("--to-official and --to-hf exclude each other.")

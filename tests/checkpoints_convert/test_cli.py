@@ -43,7 +43,21 @@ def test_convert_reload_export_and_back(official, tmp_path, capsys):
     # And back: every variable of the official checkpoint, bit for bit.
     back = str(tmp_path / "back")
     assert main([out, "--to-official", "--output", back]) == 0
-    assert "albert_config.json" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "albert_config.json" in err
+    assert "no vocabulary beside" in err and "--vocab" in err  # none beside out
+    # With one beside the .keras file (as `albert-keras pretrain` writes), the
+    # release gets a copy: `finetune --init` finds it there.
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    shutil.copy(SPM_MODEL_PATH, tmp_path / "vocab.model")
+    again = str(tmp_path / "again")
+    assert main([out, "--to-official", "--output", again]) == 0
+    with (
+        open(os.path.join(again, "vocab.model"), "rb") as f,
+        open(SPM_MODEL_PATH, "rb") as g,
+    ):
+        assert f.read() == g.read()
     original, ours = CheckpointReader(folder), CheckpointReader(back)
     assert sorted(ours.names) == sorted(original.names)
     for name in ours.names:

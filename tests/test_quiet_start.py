@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from albert_keras.cli import STARTUP_NOISE, _stderr_without
+from albert_keras.quiet_start import STARTUP_NOISE, _stderr_without
 
 # A glog/absl line: severity, date, time, thread, file:line]
 LOG_LINE = re.compile(r"^[IWEF]\d{4} ")
@@ -46,7 +46,7 @@ def test_a_command_that_starts_tensorflow_prints_only_its_own_lines(tmp_path):
 def test_a_users_log_level_wins():
     code = (
         "import os, sys\n"
-        "from albert_keras.cli import start_tensorflow_quietly\n"
+        "from albert_keras.quiet_start import start_tensorflow_quietly\n"
         "start_tensorflow_quietly()\n"
         "print('tensorflow' in sys.modules, os.environ['TF_CPP_MIN_LOG_LEVEL'])\n"
     )

@@ -1,0 +1,78 @@
+"""`start_tensorflow_quietly`: the commands start TensorFlow without its noise.
+
+`albert-keras` and `albert-convert` call it once their arguments are parsed.
+It sits at the bottom of the package: it imports nothing of ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+
+# What TensorFlow, XLA and CUDA print on stderr as they start, on a machine
+# without a GPU too: lines logged before absl's logging is set up (which
+# TF_CPP_MIN_LOG_LEVEL cannot silence), the CPU-feature notice, the failed
+# cuInit (an error line, hidden only by TF_CPP_MIN_LOG_LEVEL=3, which would
+# hide real errors as well) and the CUDA plugins registered twice.
+STARTUP_NOISE = (
+    "All log messages before absl::InitializeLog() is called",
+    "cudart_stub.cc",
+    "cpu_feature_guard.cc",
+    "To enable the following instructions:",
+    "failed call to cuInit",
+    "Unable to register cuDNN factory",
+    "Unable to register cuFFT factory",
+    "Unable to register cuBLAS factory",
+    "computation placer already registered",
+    "TF-TRT Warning",
+    "oneDNN custom operations are on",
+)
+
+
+@contextlib.contextmanager
+def _stderr_without(noise):
+    """Holds what is written to file descriptor 2 (C++ logs too) and writes it
+    back without the lines that contain one of `noise`."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
+            sys.stderr.write("".join(s for s in lines if not _has(s, noise)))
+            sys.stderr.flush()
+
+
+def _has(line, noise):
+    return any(n in line for n in noise)
+
+
+def start_tensorflow_quietly() -> None:
+    """Imports TensorFlow and starts its devices without `STARTUP_NOISE`, and
+    from then on without its C++ INFO and WARNING lines (TF_CPP_MIN_LOG_LEVEL=2,
+    the package's default: errors still show).
+
+    A user's TF_CPP_MIN_LOG_LEVEL=0 or 1 (to see TensorFlow's logs) wins:
+    nothing is filtered. Nothing happens when TensorFlow is already imported.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if os.environ["TF_CPP_MIN_LOG_LEVEL"] in ("0", "1") or "tensorflow" in sys.modules:
+        return
+    with _stderr_without(STARTUP_NOISE):
+        try:
+            import tensorflow as tf
+        except ImportError:  # a Keras backend without TensorFlow
+            return
+        tf.config.list_physical_devices()  # CUDA's start logs too (cuInit)
