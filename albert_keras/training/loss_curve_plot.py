@@ -253,7 +253,7 @@ class LossCurvePlot(keras.callbacks.Callback):
                 continue
             steps = [] if unit == "epoch" else self.step_points.get(name, [])
             xs, ys = [p[0] for p in steps], [p[1] for p in steps]
-            starts = [0] + [ends[e] for e in epochs[:-1]]
+            starts = [0, *(ends[e] for e in epochs[:-1])][: len(epochs)]
             for epoch, start in zip(epochs, starts, strict=True):
                 value = self.epoch_logs[epoch].get(name)
                 if value is None or _has_point_in(xs, start, ends[epoch]):

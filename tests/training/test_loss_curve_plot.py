@@ -99,6 +99,16 @@ def test_each_loss_on_its_own_axis_scores_on_zero_to_one(tmp_path):
         assert set(line.get_ydata()) == {value}
 
 
+def test_a_redraw_inside_the_first_epoch(tmp_path):
+    """Long first epochs are redrawn before any epoch has ended."""
+    plot = LossCurvePlot(str(tmp_path / "curves.png"))
+    _drive(plot, epochs=2, steps=100, stop_after=40)
+    plot.draw()
+    assert read_curve_points(str(tmp_path / "curves.png"))["steps"]["loss"]
+    xs, _ = _line(plot.figure(), "loss")[1].get_data()
+    assert max(xs) == 40
+
+
 def test_a_finetuning_plot_names_its_score_once(tmp_path):
     plot = LossCurvePlot(
         str(tmp_path / "curves.png"),
