@@ -132,8 +132,10 @@ def main(argv=None) -> int:
     from albert_keras.training.run_lock import RunFolderBusy
 
     args = build_parser().parse_args(argv)
-    # After parsing: `--help` and usage errors need no TensorFlow.
-    start_tensorflow_quietly()
+    # After parsing: `--help` and usage errors need no TensorFlow, nor do
+    # the commands that say so (create-data, vocab).
+    if getattr(args, "starts_tensorflow", True):
+        start_tensorflow_quietly()
     try:
         return args.run(args) or 0
     except (UserError, ValueError, FileNotFoundError, RunFolderBusy) as e:

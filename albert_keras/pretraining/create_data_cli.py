@@ -209,7 +209,8 @@ def add_parser(subparsers):
         "a prefix for PREFIX-00000-of-0000N.tfrecord",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.set_defaults(run=run)
+    # Pure Python on a SentencePiece vocabulary: TensorFlow is not started.
+    parser.set_defaults(run=run, starts_tensorflow=False)
     return parser
 
 

@@ -73,7 +73,8 @@ def add_parser(subparsers):
         default=99,
         help="wordpiece: [unusedN] slots after [PAD] (default: 99, the release's)",
     )
-    parser.set_defaults(run=run)
+    # Pure Python on a SentencePiece vocabulary: TensorFlow is not started.
+    parser.set_defaults(run=run, starts_tensorflow=False)
 
 
 def run(args) -> int:
