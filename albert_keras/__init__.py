@@ -70,6 +70,9 @@ def _register_keras_classes():
             break
 
 
-# TensorFlow imports Keras half-way through its own import: registering waits
-# for it, so our TensorFlow modules see it whole.
-_when_imported("keras", _register_keras_classes, wait_for=("tensorflow",))
+# TensorFlow imports Keras half-way through its own import, and so does the
+# first module of ours that imports it: registering waits for both, so the
+# modules it imports see them whole.
+_when_imported(
+    "keras", _register_keras_classes, wait_for=("tensorflow", "albert_keras.")
+)

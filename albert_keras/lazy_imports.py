@@ -49,7 +49,9 @@ def when_imported(module: str, callback, wait_for: tuple[str, ...] = ()):
 
     `wait_for` are modules that may import `module` half-way through their
     own import (TensorFlow imports Keras before it is done): the callback
-    then runs when they are done too.
+    then runs when they are done too. A name ending in "." stands for every
+    module under it: `"albert_keras."` waits for the package's own modules,
+    so a callback importing them never meets one half-imported.
     """
     if module in sys.modules:
         callback()
@@ -64,12 +66,15 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
     def __init__(self, module, callback, wait_for):
         self.module = module
         self.callback = callback
-        self.watched = (module, *wait_for)
+        self.watched = (module, *(name for name in wait_for if name[-1] != "."))
+        self.prefixes = tuple(name for name in wait_for if name[-1] == ".")
         self.running = set()
         self.finding = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname not in self.watched or self.finding:
+        if self.finding or not (
+            fullname in self.watched or fullname.startswith(self.prefixes)
+        ):
             return None
         self.finding = True
         try:

@@ -25,6 +25,10 @@ IMPORT_ORDERS = {
     "tensorflow_first": "import tensorflow\nimport albert_keras\nimport keras\n",
     "albert_keras_then_tensorflow": "import albert_keras\nimport tensorflow\n"
     "import keras\n",
+    # A layer module first: the package's first module to import Keras is then
+    # half-imported when Keras is loaded (registering imported it and failed).
+    "a_layer_module_first": "from albert_keras.layers.shared_transformer_encoder"
+    " import block_names\nimport keras\n",
 }
 
 

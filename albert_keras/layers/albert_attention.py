@@ -5,8 +5,13 @@ import math
 import keras
 from keras import ops
 
+from albert_keras.layers.accelerator import fused_attention_is_faster
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.position_gather import take_positions
+
+# None: each call chooses its attention path (see `AlbertAttention`);
+# "fused" or "explicit" forces one, for benchmarks and tests.
+FORCE_ATTENTION_PATH = None
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -14,9 +19,24 @@ class AlbertAttention(keras.layers.Layer):
     """Self-attention sub-block of an ALBERT layer (`attention_1` + `LayerNorm`).
 
     Query, key, value and output projections are 2-D [H, H] kernels, the shapes
-    of the official checkpoint. Padded keys get -10000 added to their scores,
-    as in the official graph; padded query positions are still computed. The
-    output is `LayerNorm(dropout(attention_output) + inputs)` (post-LN).
+    of the official checkpoint. The output is
+    `LayerNorm(dropout(attention_output) + inputs)` (post-LN); padded query
+    positions are still computed.
+
+    Two paths compute `softmax(QK^T / sqrt(d)) V`, chosen per call:
+    - fused: `keras.ops.dot_product_attention` with a boolean key mask (cuDNN
+      flash attention on JAX GPUs, SDPA on torch, XLA elsewhere). Taken on a
+      GPU or TPU under JAX or torch, unless attention dropout is active in
+      training: the fused kernels have no dropout, so the v1 configs
+      (attention dropout 0.1) train on the explicit path and infer on the
+      fused one.
+    - explicit: the official graph, scores in float32 with -10000 added at
+      padded keys. Taken on the CPU, where XLA runs it faster, and on the
+      TensorFlow backend (whose `dot_product_attention` is the same math).
+    Both give the same numbers (within float rounding) for every row that has
+    a real key, which every ALBERT row has: `[CLS]` is never padding. A row
+    whose keys are all padding (a dummy sequence) attends uniformly on the
+    fused path and by its raw scores on the explicit one.
 
     Args:
         hidden_size: int. Width H.
@@ -113,10 +133,6 @@ class AlbertAttention(keras.layers.Layer):
         fused = fused + ops.cast(bias, self.compute_dtype)
         return ops.split(fused, len(layers), axis=-1)
 
-    def _split_heads(self, x, batch, length):
-        x = ops.reshape(x, (batch, length, self.num_heads, self.head_size))
-        return ops.transpose(x, (0, 2, 1, 3))
-
     def call(self, inputs, padding_mask=None, training=None, query_positions=None):
         shape = ops.shape(inputs)
         batch, length = shape[0], shape[1]
@@ -135,9 +151,44 @@ class AlbertAttention(keras.layers.Layer):
             queries = ops.reshape(picked, (-1, self.hidden_size))
             (q,) = self._project(queries, (self.query,))
             k, v = self._project(rows, (self.key, self.value))
-        q = self._split_heads(q, batch, query_length)
-        k = self._split_heads(k, batch, length)
-        v = self._split_heads(v, batch, length)
+        heads = (self.num_heads, self.head_size)
+        q = ops.reshape(q, (batch, query_length, *heads))
+        k = ops.reshape(k, (batch, length, *heads))
+        v = ops.reshape(v, (batch, length, *heads))
+        if self._fused_path(training):
+            context = self._fused_attention(q, k, v, padding_mask)
+        else:
+            context = self._explicit_attention(q, k, v, padding_mask, training)
+        context = ops.reshape(context, (-1, self.hidden_size))
+        output = self.output_dense(context)
+        output = self.output_dropout(output, training=training)
+        output = self.layer_norm(output + queries)
+        return ops.reshape(output, (batch, query_length, self.hidden_size))
+
+    def _fused_path(self, training):
+        if training and self.attention_dropout > 0:
+            return False  # the fused kernels have no attention dropout
+        if FORCE_ATTENTION_PATH is not None:
+            return FORCE_ATTENTION_PATH == "fused"
+        return fused_attention_is_faster()
+
+    def _fused_attention(self, q, k, v, padding_mask):
+        """`ops.dot_product_attention` on [batch, length, heads, size] inputs."""
+        mask = None
+        if padding_mask is not None:
+            batch, queries = ops.shape(q)[0], ops.shape(q)[1]
+            # [batch, 1, queries, keys]: cuDNN takes a mask only at full
+            # length on both axes (a [batch, 1, 1, keys] one falls back).
+            mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+            mask = ops.broadcast_to(mask, (batch, 1, queries, ops.shape(k)[1]))
+        scale = 1.0 / math.sqrt(float(self.head_size))
+        return ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
+
+    def _explicit_attention(self, q, k, v, padding_mask, training):
+        """The official graph; inputs and output [batch, length, heads, size]."""
+        q = ops.transpose(q, (0, 2, 1, 3))
+        k = ops.transpose(k, (0, 2, 1, 3))
+        v = ops.transpose(v, (0, 2, 1, 3))
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
         scores = ops.multiply(scores, 1.0 / math.sqrt(float(self.head_size)))
         # Softmax in float32 even under mixed precision: -10000 and the
@@ -150,12 +201,7 @@ class AlbertAttention(keras.layers.Layer):
         probs = ops.cast(probs, self.compute_dtype)
         probs = self.attention_dropout_layer(probs, training=training)
         context = ops.matmul(probs, v)
-        context = ops.transpose(context, (0, 2, 1, 3))
-        context = ops.reshape(context, (-1, self.hidden_size))
-        output = self.output_dense(context)
-        output = self.output_dropout(output, training=training)
-        output = self.layer_norm(output + queries)
-        return ops.reshape(output, (batch, query_length, self.hidden_size))
+        return ops.transpose(context, (0, 2, 1, 3))
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape

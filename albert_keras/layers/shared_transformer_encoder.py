@@ -8,6 +8,26 @@ from albert_keras.layers.albert_feed_forward import AlbertFeedForward
 from albert_keras.layers.transformer_block import TransformerBlock
 
 
+def block_names(num_layers, inner_group_num):
+    """Every name a `SharedTransformerEncoder` may give its `TransformerBlock`s.
+
+    Whole shared blocks ("all", "none") are `group_{owner}_inner_group_{i}`,
+    blocks that join a shared and an own sub-block are
+    `layer_{l}_inner_group_{i}`; the list holds both for every owner.
+
+    Example:
+    >>> block_names(2, 1)
+    ['group_0_inner_group_0', 'layer_0_inner_group_0', \
+'group_1_inner_group_0', 'layer_1_inner_group_0']
+    """
+    return [
+        f"{kind}_{owner}_inner_group_{inner}"
+        for owner in range(num_layers)
+        for inner in range(inner_group_num)
+        for kind in ("group", "layer")
+    ]
+
+
 @keras.saving.register_keras_serializable(package="albert_keras")
 class SharedTransformerEncoder(keras.layers.Layer):
     """ALBERT's encoder: `num_layers` layers whose parameters come from groups.

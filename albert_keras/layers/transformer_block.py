@@ -91,6 +91,27 @@ class TransformerBlock(keras.layers.Layer):
         )
         return self.feed_forward(x, training=training)
 
+    def rematerialized_call(self, layer_call, *args, **kwargs):
+        """`call`, recomputed in the backward pass under a `keras.RematScope`.
+
+        Keras's own wrapper passes the keyword arguments through
+        `tf.recompute_grad`, which takes none in graph mode; here the
+        tensors go positionally and `training` is bound, on every backend.
+        """
+        if super().rematerialized_call(layer_call, *args, **kwargs) is layer_call:
+            return layer_call
+
+        def call(inputs, padding_mask=None, training=None, query_positions=None):
+            given = {"padding_mask": padding_mask, "query_positions": query_positions}
+            names = [name for name, value in given.items() if value is not None]
+
+            def on_tensors(inputs, *values):
+                return layer_call(inputs, training=training, **dict(zip(names, values)))
+
+            return keras.remat(on_tensors)(inputs, *[given[name] for name in names])
+
+        return call
+
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape
 

@@ -6,6 +6,7 @@ from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.albert_span_qa import AlbertSpanQA
 from albert_keras.models.albert_squad_v2 import AlbertSquadV2
+from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 
 try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
@@ -26,4 +27,5 @@ __all__ = [
     "AlbertPretrainer",
     "AlbertSpanQA",
     "AlbertSquadV2",
+    "gradient_checkpointing",
 ]

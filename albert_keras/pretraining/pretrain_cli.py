@@ -173,6 +173,13 @@ def _add_run_arguments(pretrain):
         "--no-jit", action="store_true", help="disable XLA (starts faster)"
     )
     pretrain.add_argument(
+        "--gradient-checkpointing",
+        action="store_true",
+        help="recompute each transformer block in the backward pass: less "
+        "memory (longer sequences, bigger batches, xxlarge) for about a third "
+        "more compute; the same numbers",
+    )
+    pretrain.add_argument(
         "--init-checkpoint",
         help="continue pretraining from an official checkpoint (folder or prefix) "
         "or a pretrainer.keras of an earlier run (e.g. on your task's unlabelled "
@@ -354,6 +361,7 @@ def _training_options(args) -> dict:
         steps_per_execution=args.steps_per_execution,
         jit_compile=not args.no_jit,
         dtype="mixed_bfloat16" if args.mixed_precision else None,
+        gradient_checkpointing=args.gradient_checkpointing,
         eval_steps=args.eval_steps,
         init_from_group0=args.init_from_group0,
     )

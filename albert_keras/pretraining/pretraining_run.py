@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -15,6 +16,7 @@ from albert_keras.atomic_files import save_atomically, write_json
 from albert_keras.config import AlbertConfig
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
+from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 from albert_keras.models.weight_copy import copy_weights
 from albert_keras.training.history_csv import HistoryCsv, read_history_rows
 from albert_keras.training.loss_curve_plot import LossCurvePlot
@@ -79,6 +81,7 @@ def run_pretraining(
     steps_per_execution: int = 1,
     jit_compile: bool = True,
     dtype: str | None = None,
+    gradient_checkpointing: bool = False,
     eval_dataset: tf.data.Dataset | None = None,
     eval_steps: int | None = None,
     init_model: AlbertPretrainer | None = None,
@@ -111,6 +114,10 @@ def run_pretraining(
         steps_per_execution: steps per compiled call (TPU throughput).
         jit_compile: XLA.
         dtype: dtype policy of the model, e.g. "mixed_bfloat16".
+        gradient_checkpointing: recompute each transformer block in the
+            backward pass (see `albert_keras.models.gradient_checkpointing`):
+            less activation memory for about a third more compute, the same
+            numbers.
         eval_dataset, eval_steps: held-out batches evaluated each epoch.
         init_model: a pretrainer to start from (continued pretraining),
             e.g. converted from an official checkpoint; one with fewer
@@ -144,6 +151,7 @@ def run_pretraining(
         steps_per_execution=steps_per_execution,
         jit_compile=jit_compile,
         dtype=dtype,
+        gradient_checkpointing=gradient_checkpointing,
         eval_dataset=eval_dataset,
         eval_steps=eval_steps,
         init_model=init_model,
@@ -158,7 +166,8 @@ def run_pretraining(
 
 def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
     """`run_pretraining` once the arguments are checked and the folder locked."""
-    with strategy.scope():
+    remat = gradient_checkpointing(config) if kw["gradient_checkpointing"] else None
+    with strategy.scope(), remat or contextlib.nullcontext():
         model = _compiled_pretrainer(
             AlbertPretrainer(AlbertBackbone(config, dtype=kw["dtype"])),
             create_optimizer(

@@ -1,0 +1,65 @@
+"""Fused attention (`keras.ops.dot_product_attention`) gives the official numbers.
+
+The official graph adds -10000 to the scores of padded keys; the fused path
+masks them with a boolean mask. Wherever a row has a real key (always, with
+`[CLS]`) the two agree: exp(-10000) is 0 in float32. Each backend runs
+`fused_attention_check.py` in its own process, with the same weights on both
+paths.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from albert_keras.layers import albert_attention
+from albert_keras.layers.accelerator import fused_attention_is_faster
+from albert_keras.layers.albert_attention import AlbertAttention
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "fused_attention_check.py")
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_fused_and_explicit_attention_agree(backend):
+    if backend == "torch" and importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed (pip install torch)")
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, SCRIPT], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    diffs = json.loads(result.stdout)
+    assert diffs["backend"] == backend
+    for case in ("no_padding", "padding", "padding_query_positions"):
+        assert diffs[case + "_scale"] > 0.5  # outputs of size 1, not zeros
+        assert diffs[case] < 1e-6, (case, diffs)
+    if backend == "jax":
+        assert diffs["gradient"] < 1e-5, diffs
+
+
+def test_the_cpu_takes_the_explicit_path(monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        albert_attention.ops,
+        "dot_product_attention",
+        lambda *args, **kwargs: calls.append(1),
+    )
+    assert not fused_attention_is_faster()  # no accelerator here
+    layer = AlbertAttention(16, 2)
+    layer(np.ones((1, 4, 16), "float32"), padding_mask=np.ones((1, 4)))
+    assert calls == []
+
+
+def test_attention_dropout_in_training_takes_the_explicit_path(monkeypatch):
+    monkeypatch.setattr(albert_attention, "FORCE_ATTENTION_PATH", "fused")
+    layer = AlbertAttention(16, 2, attention_dropout=0.5)
+    assert layer._fused_path(training=False)
+    assert not layer._fused_path(training=True)
+    x = np.random.default_rng(0).normal(size=(2, 6, 16)).astype("float32")
+    dropped = np.asarray(layer(x, padding_mask=np.ones((2, 6)), training=True))
+    kept = np.asarray(layer(x, padding_mask=np.ones((2, 6)), training=False))
+    assert np.max(np.abs(dropped - kept)) > 1e-3  # the dropout did run
