@@ -35,7 +35,10 @@ from albert_keras.training.optimizers import create_optimizer  # noqa: E402
 
 KINDS = [
     ("attention (fused kernel)", r"flash|fmha|cudnn|attention"),
-    ("matmul", r"gemm|cublas|matmul|ynn_fusion|\bdot|dot[._]|convolution|cutlass|nvjet|sm90"),
+    (
+        "matmul",
+        r"gemm|cublas|matmul|ynn_fusion|\bdot|dot[._]|convolution|cutlass|nvjet|sm90",
+    ),
     ("optimizer", r"lamb|adam|optimizer|apply_grad|update"),
     ("reduce / softmax / loss", r"reduce|softmax|log|exp|argmax|gather|scatter"),
     ("copy / transpose", r"copy|transpose|memcpy|memset|broadcast"),
@@ -127,7 +130,8 @@ def device_events(trace):
 
 
 def summarize(trace_dir, steps, top):
-    files = sorted(glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True))
+    pattern = os.path.join(trace_dir, "**", "*.trace.json.gz")
+    files = sorted(glob.glob(pattern, recursive=True))
     if not files:
         raise SystemExit(f"no Perfetto trace under {trace_dir}")
     with gzip.open(files[-1], "rt") as handle:
@@ -150,7 +154,8 @@ def summarize(trace_dir, steps, top):
 
 
 def print_summary(summary):
-    print(f"device time per step ({summary['source']}): {summary['ms_per_step']:.2f} ms")
+    ms = summary["ms_per_step"]
+    print(f"device time per step ({summary['source']}): {ms:.2f} ms")
     for kind, share in summary["kinds"].items():
         print(f"  {kind:28s} {100 * share:5.1f} %")
     print("top operations (ms per step, share):")
