@@ -29,7 +29,9 @@ class AlbertAttention(keras.layers.Layer):
       GPU or TPU under JAX or torch, unless attention dropout is active in
       training: the fused kernels have no dropout, so the v1 configs
       (attention dropout 0.1) train on the explicit path and infer on the
-      fused one.
+      fused one. Keys of odd or unknown length take the explicit path too
+      (cuDNN trains with a mask only at even lengths); an odd number of
+      queries gets one padding row.
     - explicit: the official graph, scores in float32 with -10000 added at
       padded keys. Taken on the CPU, where XLA runs it faster, and on the
       TensorFlow backend (whose `dot_product_attention` is the same math).
@@ -155,7 +157,7 @@ class AlbertAttention(keras.layers.Layer):
         q = ops.reshape(q, (batch, query_length, *heads))
         k = ops.reshape(k, (batch, length, *heads))
         v = ops.reshape(v, (batch, length, *heads))
-        if self._fused_path(training):
+        if self._fused_path(training, k.shape[1]):
             context = self._fused_attention(q, k, v, padding_mask)
         else:
             context = self._explicit_attention(q, k, v, padding_mask, training)
@@ -165,24 +167,34 @@ class AlbertAttention(keras.layers.Layer):
         output = self.layer_norm(output + queries)
         return ops.reshape(output, (batch, query_length, self.hidden_size))
 
-    def _fused_path(self, training):
+    def _fused_path(self, training, key_length):
         if training and self.attention_dropout > 0:
             return False  # the fused kernels have no attention dropout
+        if key_length is None or key_length % 2:
+            return False  # cuDNN trains with a mask only at even lengths
         if FORCE_ATTENTION_PATH is not None:
             return FORCE_ATTENTION_PATH == "fused"
         return fused_attention_is_faster()
 
     def _fused_attention(self, q, k, v, padding_mask):
         """`ops.dot_product_attention` on [batch, length, heads, size] inputs."""
+        queries = q.shape[1]
+        if queries is not None and queries % 2:
+            # An odd query count ([CLS] and the masked positions): one more
+            # query row, dropped after, since cuDNN trains with a mask only
+            # at even lengths (and under remat its refusal comes too late
+            # for Keras to fall back).
+            q = ops.pad(q, ((0, 0), (0, 1), (0, 0), (0, 0)))
         mask = None
         if padding_mask is not None:
-            batch, queries = ops.shape(q)[0], ops.shape(q)[1]
+            shape = ops.shape(q)
             # [batch, 1, queries, keys]: cuDNN takes a mask only at full
             # length on both axes (a [batch, 1, 1, keys] one falls back).
             mask = ops.cast(padding_mask, "bool")[:, None, None, :]
-            mask = ops.broadcast_to(mask, (batch, 1, queries, ops.shape(k)[1]))
+            mask = ops.broadcast_to(mask, (shape[0], 1, shape[1], ops.shape(k)[1]))
         scale = 1.0 / math.sqrt(float(self.head_size))
-        return ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
+        context = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
+        return context if queries is None else context[:, :queries]
 
     def _explicit_attention(self, q, k, v, padding_mask, training):
         """The official graph; inputs and output [batch, length, heads, size]."""

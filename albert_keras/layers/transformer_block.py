@@ -106,7 +106,8 @@ class TransformerBlock(keras.layers.Layer):
             names = [name for name, value in given.items() if value is not None]
 
             def on_tensors(inputs, *values):
-                return layer_call(inputs, training=training, **dict(zip(names, values)))
+                tensors = dict(zip(names, values, strict=True))
+                return layer_call(inputs, training=training, **tensors)
 
             return keras.remat(on_tensors)(inputs, *[given[name] for name in names])
 

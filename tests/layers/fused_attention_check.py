@@ -35,13 +35,14 @@ def input_gradient(layer, x, mask, path):
 def main():
     rng = np.random.default_rng(0)
     layer = AlbertAttention(64, 4)
-    x = rng.normal(size=(3, 11, 64)).astype("float32")
+    x = rng.normal(size=(3, 12, 64)).astype("float32")
     layer.build(x.shape)
     for weight in layer.weights:
         weight.assign(rng.normal(scale=0.3, size=weight.shape).astype("float32"))
-    padded = np.ones((3, 11), "int32")
+    padded = np.ones((3, 12), "int32")
     padded[1, 6:] = 0
     padded[2, 2:] = 0  # only [CLS] and one token are real
+    # Three queries: an odd count, padded to four on the fused path.
     positions = np.array([[0, 3, 10], [0, 5, 9], [1, 1, 0]], "int32")
     result = {"backend": keras.backend.backend()}
     for name, mask, picked in [

@@ -57,9 +57,17 @@ def test_the_cpu_takes_the_explicit_path(monkeypatch):
 def test_attention_dropout_in_training_takes_the_explicit_path(monkeypatch):
     monkeypatch.setattr(albert_attention, "FORCE_ATTENTION_PATH", "fused")
     layer = AlbertAttention(16, 2, attention_dropout=0.5)
-    assert layer._fused_path(training=False)
-    assert not layer._fused_path(training=True)
+    assert layer._fused_path(training=False, key_length=6)
+    assert not layer._fused_path(training=True, key_length=6)
     x = np.random.default_rng(0).normal(size=(2, 6, 16)).astype("float32")
     dropped = np.asarray(layer(x, padding_mask=np.ones((2, 6)), training=True))
     kept = np.asarray(layer(x, padding_mask=np.ones((2, 6)), training=False))
     assert np.max(np.abs(dropped - kept)) > 1e-3  # the dropout did run
+
+
+def test_odd_or_unknown_key_lengths_take_the_explicit_path(monkeypatch):
+    monkeypatch.setattr(albert_attention, "FORCE_ATTENTION_PATH", "fused")
+    layer = AlbertAttention(16, 2)
+    assert layer._fused_path(training=True, key_length=128)
+    assert not layer._fused_path(training=True, key_length=127)
+    assert not layer._fused_path(training=False, key_length=None)

@@ -76,6 +76,6 @@ def test_remat_training_equals_plain_training(monkeypatch):
     # Each of the 3 layers' block calls, in each traced step function.
     assert len(recomputed) >= 3 and len(recomputed) % 3 == 0, recomputed
     assert abs(plain_loss - remat_loss) < 1e-6
-    moved = max(max_abs_diff(a, b) for a, b in zip(start, plain))
+    moved = max(max_abs_diff(a, b) for a, b in zip(start, plain, strict=True))
     assert moved > 1e-3  # the weights did train
-    assert max(max_abs_diff(a, b) for a, b in zip(plain, remat)) < 1e-5
+    assert max(max_abs_diff(a, b) for a, b in zip(plain, remat, strict=True)) < 1e-5
