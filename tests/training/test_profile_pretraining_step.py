@@ -13,8 +13,13 @@ def test_smoke_profile_sums_the_traced_operations(tmp_path):
     env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
         [
-            sys.executable, "benchmarks/profile_pretraining_step.py", "--smoke",
-            "--trace-dir", str(tmp_path / "trace"), "--out", str(out),
+            sys.executable,
+            "benchmarks/profile_pretraining_step.py",
+            "--smoke",
+            "--trace-dir",
+            str(tmp_path / "trace"),
+            "--out",
+            str(out),
         ],  # fmt: skip
         cwd=ROOT,
         env=env,

@@ -1,0 +1,145 @@
+"""benchmarks/bench_accelerator.py: the smoke run on the CPU, JAX, no TensorFlow."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "benchmarks", "bench_accelerator.py")
+# What the smoke run must have measured: ours with both optimizers, training
+# and inference, keras-hub and HF eager.
+EXPECTED = [
+    "base-train-128/ours-lamb",
+    "base-train-128/ours-adamw",
+    "base-train-128/keras-hub",
+    "base-train-128/hf-eager",
+    "base-infer-128/ours",
+    "base-infer-128/keras-hub",
+    "base-infer-128/hf-eager",
+]
+
+
+def bench_module():
+    spec = importlib.util.spec_from_file_location("bench_accelerator", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_bench(out, *args, timeout=300):
+    """The script in a subprocess on JAX; its workers act as if TF were absent."""
+    for name in ("jax", "torch", "transformers", "keras_hub"):
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (the bench extra)")
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable, SCRIPT, "--smoke", "--no-tensorflow", "--out", out]
+    result = subprocess.run(
+        [*command, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(out) as f:
+        return result, json.load(f)
+
+
+def test_flop_count_matches_a_hand_count():
+    """`model_flops` against every matrix product counted out by hand."""
+    sizes = dict(
+        vocab_size=10,
+        embedding_size=4,
+        hidden_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=16,
+    )
+    batch, length, predictions = 2, 4, 1
+    tokens = batch * length  # 8
+    # Multiply-adds per token and layer: Q, K, V, output (4 x 8 x 8) and the
+    # FFN (8 x 16 in, 16 x 8 out).
+    projections = tokens * (4 * 8 * 8 + 8 * 16 + 16 * 8) * 2  # 8192
+    # QK^T and PV: batch x T x T x H each, per layer.
+    attention = 2 * (batch * 4 * 4 * 8) * 2  # 1024
+    embedding = tokens * 4 * 8  # 256: E -> H projection
+    head = batch * predictions * (8 * 4 + 4 * 10)  # 144: H -> E, E -> V
+    forward_macs = projections + attention + embedding + head  # 9616
+    assert forward_macs == 9616
+    flops = bench_module().model_flops
+    assert flops(sizes, batch, length, predictions) == 3 * 2 * forward_macs
+    assert flops(sizes, batch, length) == 2 * (forward_macs - head)
+
+
+def test_smoke_run_times_every_implementation(tmp_path):
+    out = str(tmp_path / "r.json")
+    result, report = run_bench(out)
+    jobs = {job["name"]: job for job in report["jobs"]}
+    assert report["finished"]
+    assert not [n for n, j in jobs.items() if j["status"] != "ok"], result.stdout
+    for name in EXPECTED:
+        job = jobs[name]
+        assert job["ms_per_step"] > 0 and job["tflops"] > 0, job
+        assert job["peak_memory_bytes"] > 0 and job["device"]
+        assert job["tensorflow_imported"] is False, name
+        seconds = job["ms_per_step"] / 1000
+        assert job["tflops"] * 1e12 * seconds == pytest.approx(job["flops_per_step"])
+    assert jobs["base-train-128/ours-lamb"]["attention"]["path"] in (
+        "explicit",
+        "fused",
+    )
+    assert jobs["base-infer-128/ours"]["library_versions"]["keras"]
+    assert jobs["xxlarge-train-128/hf-eager"]["status"] == "ok"
+    assert jobs["matmul"]["matmul_tflops"] > 0
+    skipped = {s["name"] for s in report["skipped"]}
+    assert skipped == {n for n in skipped if n.endswith("/hf-compile")} and skipped
+    for header in ("base-train-128: training", "base-infer-128: inference"):
+        assert header in result.stdout
+    assert "ours LAMB / X" in result.stdout and "ours AdamW / X" in result.stdout
+    assert "large matmul 1024^3 float32" in result.stdout
+
+
+def test_a_failing_worker_is_recorded_and_the_run_goes_on(tmp_path):
+    out = str(tmp_path / "r.json")
+    jobs = "base-infer-128/ours,base-infer-128/keras-hub"
+    result, report = run_bench(out, "--jobs", jobs, "--inject-failure", "keras-hub")
+    status = {job["name"]: job["status"] for job in report["jobs"]}
+    assert status == {
+        "matmul": "ok",
+        "base-infer-128/ours": "ok",
+        "base-infer-128/keras-hub": "failed",
+    }
+    failed = report["jobs"][-1]
+    assert "injected failure" in failed["stderr_tail"]
+    assert "injected failure" in result.stdout  # the progress line
+    assert "keras-hub" in result.stdout and "ours / X" in result.stdout
+    # A worker past --job-timeout is killed and recorded; past the budget,
+    # nothing starts.
+    _, report = run_bench(out, "--jobs", "base-infer-128/ours", "--job-timeout", "1")
+    assert [job["status"] for job in report["jobs"]] == ["timeout", "timeout"]
+    assert "killed after 1 s" in report["jobs"][0]["stderr_tail"]
+    _, report = run_bench(out, "--jobs", "base-infer-128", "--budget-seconds", "0")
+    assert report["jobs"] == [] and len(report["skipped"]) == 5
+
+
+def test_dry_run_prints_the_plan_and_flops(tmp_path):
+    result = subprocess.run(
+        [sys.executable, SCRIPT, "--dry-run", "--remat", "--attention", "both"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert lines.index("  1 base-train-128/ours-lamb/fused") < lines.index(
+        "  2 base-train-128/ours-lamb/explicit"
+    )
+    assert "xxlarge-train-512/ours-lamb/remat/fused" in result.stdout
+    # ALBERT-base, 256 x 128, 20 predictions: 17.3 TFLOP per training step.
+    assert "base-train-128     256 x 128 P=20" in result.stdout
+    assert "1.73e+13 FLOP" in result.stdout
