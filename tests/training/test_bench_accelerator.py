@@ -78,7 +78,8 @@ def test_flop_count_matches_a_hand_count():
 
 def test_smoke_run_times_every_implementation(tmp_path):
     out = str(tmp_path / "r.json")
-    result, report = run_bench(out)
+    # The other workloads run the same code at the same smoke sizes.
+    result, report = run_bench(out, "--jobs", "base-train-128,base-infer-128")
     jobs = {job["name"]: job for job in report["jobs"]}
     assert report["finished"]
     assert not [n for n, j in jobs.items() if j["status"] != "ok"], result.stdout
@@ -94,7 +95,6 @@ def test_smoke_run_times_every_implementation(tmp_path):
         "fused",
     )
     assert jobs["base-infer-128/ours"]["library_versions"]["keras"]
-    assert jobs["xxlarge-train-128/hf-eager"]["status"] == "ok"
     assert jobs["matmul"]["matmul_tflops"] > 0
     skipped = {s["name"] for s in report["skipped"]}
     assert skipped == {n for n in skipped if n.endswith("/hf-compile")} and skipped
