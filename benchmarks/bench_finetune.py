@@ -125,6 +125,7 @@ def quality(args):
                 max_train_examples=args.train_examples,
                 max_dev_examples=args.dev_examples,
                 patience=args.epochs,
+                lora_rank=args.lora_rank or None,
                 verbose=args.verbose,
             )
             _record(row, label, task.monitor, result)
@@ -258,6 +259,12 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument(
+        "--lora-rank",
+        type=int,
+        default=0,
+        help="LoRA rank of the quality runs (0: full fine-tuning)",
+    )
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--squad-head", default="v2", choices=["v2", "simple"])
     parser.add_argument(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import keras
 from keras import ops
 
@@ -132,6 +134,53 @@ class AlbertBackbone(keras.Model):
     def from_preset(cls, name: str, dtype=None, **overrides) -> AlbertBackbone:
         """A randomly initialised backbone of a preset's size."""
         return cls(AlbertConfig.from_preset(name, **overrides), dtype=dtype)
+
+    def enable_lora(self, rank: int) -> int:
+        """Trains rank-`rank` LoRA adapters on the attention, nothing else of it.
+
+        Enables Keras LoRA (`keras.layers.Dense.enable_lora`) on the query
+        and value projections of every unique attention layer of the encoder
+        and freezes the rest of the backbone: embeddings, key and output
+        projections, FFN, LayerNorms, pooler, and the query and value biases
+        and kernels themselves (only the adapters A [H, rank] and B [rank, H]
+        train, B starting at zero, so the outputs are unchanged at first).
+        Shared layers have one attention layer per group: the default ALBERT
+        (all 12 layers in one group) gets one pair of adapters per projection,
+        used by every layer. Layers outside the backbone (a task head) keep
+        their `trainable` setting. Call it after the pretrained weights are
+        loaded; saving merges the adapters into the kernels (a saved model is
+        a plain backbone).
+
+        Args:
+            rank: int. The LoRA rank (at least 1).
+
+        Returns:
+            The number of adapter parameters.
+
+        Example:
+        >>> backbone = AlbertBackbone("albert_tiny")
+        >>> backbone.enable_lora(4) == 4 * (64 + 64) * 2
+        True
+        >>> len(backbone.trainable_weights)
+        4
+        """
+        if rank < 1:
+            raise ValueError(f"`rank` must be at least 1. Received: rank={rank}")
+        self.trainable = True
+        for layer in self._flatten_layers(include_self=False):
+            layer.trainable = False
+        projections = {}  # by id: a shared attention layer is adapted once
+        for block in self.encoder.blocks:
+            for dense in (block.attention.query, block.attention.value):
+                projections[id(dense)] = dense
+        for dense in projections.values():
+            dense.trainable = True
+            dense.enable_lora(rank)
+            dense.bias.trainable = False
+        return sum(
+            math.prod(dense.lora_kernel_a.shape) + math.prod(dense.lora_kernel_b.shape)
+            for dense in projections.values()
+        )
 
     def outputs_at(self, inputs, positions, training=None):
         """The backbone outputs, the sequence output only at `positions`.

@@ -146,6 +146,15 @@ def _add_training_arguments(parser):
         "AdamWeightDecayOptimizer (no bias correction)",
     )
     training.add_argument(
+        "--lora-rank",
+        type=int,
+        default=0,
+        help="LoRA: train only rank-R adapters of the attention's query and "
+        "value projections (and the task head), the rest of the backbone "
+        "frozen; best.keras holds them merged into the kernels. 0: full "
+        "fine-tuning",
+    )
+    training.add_argument(
         "--max-seq-length",
         type=int,
         default=128,
@@ -317,6 +326,7 @@ def run_finetune(args):
         seed=args.seed,
         max_train_examples=args.max_train_examples,
         max_dev_examples=args.max_dev_examples,
+        lora_rank=args.lora_rank or None,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

@@ -47,6 +47,14 @@ class FinetuningOptions:
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
         export: also write `savedmodel/`, the best model on raw strings.
+        lora_rank: None or 0: full fine-tuning. A rank R: LoRA, after the
+            `init` weights are loaded (`AlbertBackbone.enable_lora`): only
+            rank-R adapters of the attention's query and value projections
+            and the task head train, the rest of the backbone is frozen.
+            `best.keras` holds the adapters merged into the kernels: a plain
+            model, loaded and run as any other. The backups of a LoRA run
+            also keep the adapters and the unmerged kernels (`lora.npz`), so
+            a resumed run continues exactly.
         verbose: Keras progress bar (1) or not (0).
 
     Example:
@@ -67,6 +75,7 @@ class FinetuningOptions:
     jit_compile: bool = True
     export: bool = True
     verbose: int = 1
+    lora_rank: int | None = None
 
     def __post_init__(self):
         if self.optimizer not in ("adamw", "adamw_official"):
@@ -79,3 +88,8 @@ class FinetuningOptions:
                     f"`{name}` must be at least 1. Received: "
                     f"{name}={getattr(self, name)}"
                 )
+        if self.lora_rank is not None and self.lora_rank < 0:
+            raise ValueError(
+                "`lora_rank` must be 0 or None (full fine-tuning) or at least 1. "
+                f"Received: lora_rank={self.lora_rank}"
+            )

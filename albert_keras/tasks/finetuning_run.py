@@ -15,6 +15,7 @@ export.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import time
@@ -175,6 +176,8 @@ def _settings(task, train, dev, init, options):
     recorded = dataclasses.asdict(options)
     for name in ("verbose", "export", "jit_compile"):
         recorded.pop(name)
+    if not recorded["lora_rank"]:  # full fine-tuning: as runs before the option
+        recorded.pop("lora_rank")
     return {
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
@@ -238,6 +241,9 @@ def _build_model(task, init, splits, options):
     if isinstance(source, keras.Model):
         name = init if isinstance(init, str) else type(init).__name__
         print(f"--init {name}: {reuse_task_head(model, source)}", flush=True)
+    if options.lora_rank:  # after the init weights, which it must not touch
+        backbone.enable_lora(options.lora_rank)
+        print(_lora_summary(model, options.lora_rank), flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-splits["train"].num_rows // options.batch_size) * options.epochs
@@ -255,6 +261,17 @@ def _build_model(task, init, splits, options):
         jit_compile=options.jit_compile,
     )
     return model
+
+
+def _lora_summary(model, rank):
+    """'LoRA rank 8: 12,345 of 11,700,000 parameters trained'."""
+    trained = sum(math.prod(v.shape) for v in model.trainable_weights)
+    total = sum(
+        math.prod(v.shape)
+        for v in model.weights
+        if "seed_generator_state" not in v.path  # dropout's, not parameters
+    )
+    return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
 
 
 def _choose_learning_rate(options, hidden_size):

@@ -7,6 +7,7 @@ import os
 import shutil
 
 import keras
+import numpy as np
 
 from albert_keras.atomic_files import (
     read_json,
@@ -19,6 +20,7 @@ from albert_keras.training.history_csv import write_history_rows
 
 _WEIGHTS = "state.weights.h5"
 _STATE = "state.json"
+_LORA = "lora.npz"
 
 
 class FinetuningState(keras.callbacks.Callback):
@@ -28,8 +30,11 @@ class FinetuningState(keras.callbacks.Callback):
     rename (`atomic_files`): `best.keras` if the monitored dev score improved;
     a backup folder `backup/epoch-NNNN/` with the weights and optimizer
     (`state.weights.h5`) and the run state (`state.json`: every epoch's logs,
-    the best epoch and score, the epochs without improvement); then
-    `history.csv`, rewritten from that state. The last `keep` backups are
+    the best epoch and score, the epochs without improvement) and, with LoRA
+    (`AlbertBackbone.enable_lora`), the adapters and unmerged kernels
+    (`lora.npz`: a weights file holds the kernels with the adapters merged
+    in, and loading it zeroes the adapters, which would stop them training);
+    then `history.csv`, rewritten from that state. The last `keep` backups are
     kept. A kill at any point leaves the previous complete files; `restore`
     resumes from the newest backup that reads, falling back to the older one
     with a message. It replaces Keras' `BackupAndRestore`, `ModelCheckpoint`,
@@ -123,6 +128,7 @@ class FinetuningState(keras.callbacks.Callback):
             try:
                 state = read_json(os.path.join(path, _STATE))
                 model.load_weights(os.path.join(path, _WEIGHTS))
+                _load_lora(model, os.path.join(path, _LORA))
             except Exception as error:  # noqa: BLE001 (any unreadable backup)
                 print(
                     f"Backup {path} cannot be read ({type(error).__name__}: "
@@ -174,6 +180,7 @@ class FinetuningState(keras.callbacks.Callback):
         def save(folder):
             os.makedirs(folder)
             self.model.save_weights(os.path.join(folder, _WEIGHTS))
+            _save_lora(self.model, os.path.join(folder, _LORA))
             write_json(os.path.join(folder, _STATE), self._state())
 
         os.makedirs(self.backup_dir, exist_ok=True)
@@ -191,3 +198,40 @@ def _random_states(model) -> list:
     """The dropout layers' random-generator states (not in the weights file):
     restored with the backup, a resumed run draws the same dropout masks."""
     return [v for v in model.variables if "seed_generator_state" in v.path]
+
+
+def _lora_variables(model) -> list:
+    """Kernel, adapter A and adapter B of every LoRA-enabled layer, in order."""
+    found = []
+    for layer in model._flatten_layers():
+        if getattr(layer, "lora_enabled", False):
+            found += [layer._kernel, layer.lora_kernel_a, layer.lora_kernel_b]
+    return found
+
+
+def _save_lora(model, path) -> None:
+    """Writes the LoRA variables (nothing without LoRA)."""
+    variables = _lora_variables(model)
+    if variables:
+        with open(path, "wb") as f:
+            np.savez(
+                f,
+                paths=np.array([v.path for v in variables]),
+                **{
+                    str(i): keras.ops.convert_to_numpy(v)
+                    for i, v in enumerate(variables)
+                },
+            )
+
+
+def _load_lora(model, path) -> None:
+    """Puts back what `_save_lora` wrote; raises if a LoRA model has none."""
+    variables = _lora_variables(model)
+    if not variables:
+        return
+    with np.load(path) as saved:
+        paths = [str(p) for p in saved["paths"]]
+        if paths != [v.path for v in variables]:
+            raise ValueError(f"{path} holds other LoRA variables: {paths[:3]}...")
+        for i, variable in enumerate(variables):
+            variable.assign(saved[str(i)])
