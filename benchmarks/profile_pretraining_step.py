@@ -27,8 +27,8 @@ import sys
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
+import bench_accelerator  # noqa: E402
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer  # noqa: E402
 from albert_keras.training.optimizers import create_optimizer  # noqa: E402
@@ -80,27 +80,11 @@ def make_model(args):
     return model, config
 
 
-def synthetic(config, batch, length, predictions, steps, seed=0):
-    rng = np.random.default_rng(seed)
-    n = batch * steps
-    x = {
-        "token_ids": rng.integers(5, config.vocab_size, (n, length)).astype("int32"),
-        "segment_ids": (np.arange(length)[None] >= length // 2)
-        .repeat(n, 0)
-        .astype("int32"),
-        "padding_mask": np.ones((n, length), "int32"),
-        "mask_positions": np.sort(
-            rng.random((n, length)).argsort(-1)[:, :predictions], -1
-        ).astype("int32"),
-    }
-    y = {
-        "mask_ids": rng.integers(5, config.vocab_size, (n, predictions)).astype(
-            "int32"
-        ),
-        "mask_weights": np.ones((n, predictions), "float32"),
-        "sop_labels": rng.integers(0, 2, (n,)).astype("int32"),
-    }
-    return x, y
+def synthetic(config, batch, length, predictions, steps):
+    """`steps` batches of random inputs and targets: `bench_accelerator`'s."""
+    sizes = {"vocab_size": config.vocab_size}
+    job = dict(batch=batch, length=length, predictions=predictions, sizes=sizes)
+    return bench_accelerator.synthetic(job, steps)
 
 
 def kind_of(name):
