@@ -111,3 +111,19 @@ class _ReportingLoader(importlib.abc.Loader):
         finally:
             self.watcher.running.discard(module.__name__)
         self.watcher.ran()
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported, without importing it.
+
+    False also for a module blocked with `sys.modules[name] = None` (as the
+    tests do to run without TensorFlow).
+
+    Example:
+    >>> installed("json"), installed("no_such_module")
+    (True, False)
+    """
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ValueError, ImportError):
+        return False

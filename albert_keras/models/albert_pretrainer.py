@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import numpy as np
 from keras import ops
 
 from albert_keras.layers.masked_lm_head import MaskedLMHead
@@ -110,7 +111,7 @@ class AlbertPretrainer(TaskModel):
         y = {
             "mask_ids": features["masked_lm_ids"],
             "mask_weights": features["masked_lm_weights"],
-            "sop_labels": ops.reshape(features["next_sentence_labels"], (-1,)),
+            "sop_labels": _flat(features["next_sentence_labels"]),
         }
         return x, y
 
@@ -242,3 +243,10 @@ def _label_logits(logits, ids):
 
     label = pick(shifted)
     return label, ops.log(ops.sum(ops.exp(shifted), axis=-1))
+
+
+def _flat(labels):
+    """Labels as a vector: NumPy stays NumPy (a `PyDataset` batch), tensors ops."""
+    if isinstance(labels, np.ndarray):
+        return labels.reshape(-1)
+    return ops.reshape(labels, (-1,))

@@ -164,6 +164,7 @@ def _add_run_arguments(pretrain):
         "device; multi_worker reads TF_CONFIG (default: %(default)s)",
     )
     pretrain.add_argument("--tpu", help="TPU name or address for --strategy tpu")
+    _add_jax_arguments(pretrain)
     pretrain.add_argument(
         "--mixed-precision",
         action="store_true",
@@ -198,6 +199,34 @@ def _add_run_arguments(pretrain):
     )
 
 
+def _add_jax_arguments(pretrain):
+    """How a JAX run spreads over devices: --distribution to --process-id."""
+    pretrain.add_argument(
+        "--distribution",
+        default="none",
+        choices=["none", "data", "model"],
+        help="JAX (KERAS_BACKEND=jax) only: data: keras.distribution.DataParallel, "
+        "the global batch split over every device (and host); model: "
+        "ModelParallel, the big kernels also split over --model-shards devices "
+        "(default: %(default)s, one device)",
+    )
+    pretrain.add_argument(
+        "--model-shards",
+        type=int,
+        default=2,
+        help="with --distribution model: devices each kernel is split over; the "
+        "batch is split over the rest (default: %(default)s)",
+    )
+    pretrain.add_argument(
+        "--coordinator",
+        help="JAX multi-host: host:port of process 0, with --num-processes and "
+        "--process-id (jax.distributed.initialize); 'auto' on a TPU pod or "
+        "SLURM, where JAX finds them itself",
+    )
+    pretrain.add_argument("--num-processes", type=int, help="with --coordinator")
+    pretrain.add_argument("--process-id", type=int, help="with --coordinator")
+
+
 def _check_vocabulary_size(config, vocab, vocabulary_size):
     from albert_keras.tokenizers.vocabulary_files import check_vocabulary_size
 
@@ -211,10 +240,11 @@ def _check_vocabulary_size(config, vocab, vocabulary_size):
 
 def run_pretrain(args):
     from albert_keras.training.run_lock import RunLock
-    from albert_keras.training.strategies import worker_private_dir
+    from albert_keras.training.worker_files import worker_private_dir
 
     resolve_defaults(args)
     check_input_flags(args)
+    _start_jax_processes(args)
     # One run per folder (the chief's; other workers write privately).
     with RunLock(worker_private_dir(args.output_dir), "albert-keras pretrain"):
         return _run_pretrain(args)
@@ -223,12 +253,11 @@ def run_pretrain(args):
 def _run_pretrain(args):
     import keras
 
+    from albert_keras.models.albert_distribution import albert_distribution
     from albert_keras.pretraining.pretraining_run import (
         held_out_sizes,
         run_pretraining,
     )
-    from albert_keras.tokenizers import load_tokenizer
-    from albert_keras.training.strategies import get_strategy
 
     keras.utils.set_random_seed(args.seed)  # data order, masking and weights
     output_dir = args.output_dir
@@ -239,12 +268,11 @@ def _run_pretrain(args):
     if args.records is None and not os.path.exists(stats_path(data_dir)):
         inputs, held = prepare_text(args, data_dir)
     vocab = run_vocabulary(args, data_dir, inputs)
-    tokenizer = load_tokenizer(vocab, lowercase=args.lowercase)
-    vocabulary_size = int(tokenizer.vocabulary_size())
+    vocabulary_size = _vocabulary_size(vocab)
     config = _sized_config(args, config, vocab, vocabulary_size)
-    records, eval_records = run_records(args, data_dir, inputs, held, vocab)
-    strategy = get_strategy(args.strategy, args.tpu)
-    train_dataset, eval_dataset = datasets(args, records, eval_records)
+    strategy = _strategy(args)
+    distribution = albert_distribution(args.distribution, args.model_shards)
+    train_dataset, eval_dataset = _datasets(args, data_dir, inputs, held, vocab)
     sizes = None
     if eval_dataset is not None:
         sizes = held_out_sizes(eval_dataset, args.eval_steps)
@@ -253,7 +281,7 @@ def _run_pretrain(args):
         init_model = load_init_pretrainer(args.init_checkpoint)
         config = _continued_config(args, config, init_model)
         _check_vocabulary_size(config, vocab, vocabulary_size)
-    _print_plan(args, config, strategy, data_dir, sizes)
+    _print_plan(args, config, _device_count(strategy, distribution), data_dir, sizes)
     baseline = sizes and {
         "mlm_accuracy": ("unigram baseline", sizes["mlm_unigram_baseline"])
     }
@@ -262,18 +290,101 @@ def _run_pretrain(args):
         config,
         output_dir,
         strategy=strategy,
+        distribution=distribution,
         eval_dataset=eval_dataset,
         init_model=init_model,
         baselines=baseline or None,
         **_training_options(args),
     )
-    name = _write_outputs(args, metrics, vocab, tokenizer, sizes)
+    name, text_model = _write_outputs(args, metrics, vocab, sizes)
     keras.backend.clear_session()
     print(
-        f"Wrote {output_dir}/pretrainer.keras, {name}, savedmodel/ (text in), "
+        f"Wrote {output_dir}/pretrainer.keras, {name}, {text_model}"
         "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
     )
     return 0
+
+
+def _start_jax_processes(args):
+    """`jax.distributed.initialize` for --coordinator (a multi-host JAX job)."""
+    if not args.coordinator:
+        return
+    import keras
+
+    if keras.backend.backend() != "jax":
+        raise ValueError(
+            "--coordinator starts a multi-host JAX job: set KERAS_BACKEND=jax (on "
+            "TensorFlow, use --strategy multi_worker with TF_CONFIG)."
+        )
+    import jax
+
+    if args.coordinator == "auto":
+        jax.distributed.initialize()
+        return
+    if args.num_processes is None or args.process_id is None:
+        raise ValueError(
+            "--coordinator HOST:PORT needs --num-processes N and --process-id I "
+            "(0 on the coordinator's host), or --coordinator auto on a TPU pod."
+        )
+    jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+
+
+def _vocabulary_size(vocab):
+    """The vocabulary's size, as the tokenizer counts it (tensorflow-text), or
+    read from the file where TensorFlow is not installed."""
+    from albert_keras.lazy_imports import installed
+
+    if not installed("tensorflow"):
+        from albert_keras.pretraining.pretrain_arrays import vocabulary_size
+
+        return vocabulary_size(vocab)
+    from albert_keras.tokenizers import load_tokenizer
+
+    return int(load_tokenizer(vocab).vocabulary_size())
+
+
+def _strategy(args):
+    """The `tf.distribute` strategy of --strategy on TensorFlow; None elsewhere."""
+    import keras
+
+    if keras.backend.backend() == "tensorflow":
+        from albert_keras.training.strategies import get_strategy
+
+        return get_strategy(args.strategy, args.tpu)
+    if args.strategy != "auto" or args.tpu:
+        raise ValueError(
+            f"--strategy {args.strategy} is a TensorFlow strategy; on "
+            f"{keras.backend.backend()} use --distribution data or model "
+            "(JAX), or KERAS_BACKEND=tensorflow."
+        )
+    return None
+
+
+def _device_count(strategy, distribution):
+    """Devices the batch is split over."""
+    if strategy is not None:
+        return strategy.num_replicas_in_sync
+    if distribution is None:
+        return 1
+    return len(distribution.device_mesh.devices.reshape(-1))
+
+
+def _datasets(args, data_dir, inputs, held, vocab):
+    """Training dataset function and held-out batches: TFRecords through
+    tf.data where TensorFlow is installed, NumPy instances otherwise."""
+    from albert_keras.lazy_imports import installed
+
+    if installed("tensorflow"):
+        records, eval_records = run_records(args, data_dir, inputs, held, vocab)
+        return datasets(args, records, eval_records)
+    from albert_keras.pretraining.pretrain_arrays import (
+        array_datasets,
+        check_array_inputs,
+        run_arrays,
+    )
+
+    check_array_inputs(args, vocab)
+    return array_datasets(args, *run_arrays(args, data_dir, inputs, held, vocab))
 
 
 def _check_settings(args):
@@ -327,7 +438,7 @@ def _continued_config(args, config, init_model):
     return config.replace(max_position_embeddings=max(args.max_seq_length, positions))
 
 
-def _print_plan(args, config, strategy, data_dir, sizes):
+def _print_plan(args, config, devices, data_dir, sizes):
     """The model and the run, how often it sees its data, what its held-out
     figures rest on; warnings (stderr) where they would mislead."""
     # The config's source: --config, else the checkpoint continued (unless
@@ -339,7 +450,7 @@ def _print_plan(args, config, strategy, data_dir, sizes):
         f"Pretraining {source}: "
         f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
         f"batch {args.batch_size} x {args.max_seq_length}, {args.steps} steps, "
-        f"{strategy.num_replicas_in_sync} replica(s); logs in {args.output_dir}",
+        f"{devices} device(s); logs in {args.output_dir}",
         flush=True,
     )
     report_data(args, data_dir, sizes)
@@ -367,27 +478,72 @@ def _training_options(args) -> dict:
     )
 
 
-def _write_outputs(args, metrics, vocab, tokenizer, sizes):
+def _write_outputs(args, metrics, vocab, sizes):
     """The vocabulary and the text-in SavedModel beside the pretrainer, and the
-    held-out report; returns the vocabulary's file name."""
-    from albert_keras.atomic_files import copy_file, save_atomically, write_json
-    from albert_keras.models import with_tokenizer
+    held-out report; returns the vocabulary's file name and what the text
+    model became."""
+    from albert_keras.atomic_files import copy_file, write_json
+    from albert_keras.training.worker_files import is_chief
 
     output_dir = args.output_dir
     model = metrics.pop("model")
+    if not is_chief():  # the chief writes the run's files
+        return "", ""
     # The vocabulary beside the model: `albert-keras finetune --init
     # <output_dir>/pretrainer.keras` finds it there.
     name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
     copy_file(vocab, os.path.join(output_dir, name))
-    # The backbone with its tokenizer: `serve(texts)` / `serve_pairs(a, b)` on
-    # tf.string give `sequence_output` and `pooled_output`.
-    text_model = with_tokenizer(model.backbone, tokenizer, args.max_seq_length)
-    save_atomically(
-        os.path.join(output_dir, "savedmodel"),
-        lambda path: text_model.export(path, verbose=False),
-    )
+    text_model = _export_text_model(args, model, vocab)
     if sizes:
         metrics.update({f"eval_{k}": v for k, v in sizes.items()})
         write_json(os.path.join(output_dir, "metrics.json"), metrics)
         report_held_out(args, sizes, metrics)
-    return name
+    return name, text_model
+
+
+def _export_text_model(args, model, vocab):
+    """`savedmodel/`: the backbone with its tokenizer (`serve(texts)` /
+    `serve_pairs(a, b)` on tf.string give `sequence_output` and
+    `pooled_output`). TensorFlow builds it: here on TensorFlow, in a
+    TensorFlow process from `pretrainer.keras` on another backend, not at all
+    without TensorFlow."""
+    import keras
+
+    from albert_keras.lazy_imports import installed
+
+    path = os.path.join(args.output_dir, "savedmodel")
+    if keras.backend.backend() == "tensorflow":
+        export_text_model(
+            model.backbone, vocab, args.lowercase, args.max_seq_length, path
+        )
+        return "savedmodel/ (text in), "
+    if not installed("tensorflow"):
+        print("No savedmodel/ (text in): TensorFlow is not installed.", flush=True)
+        return ""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, keras; from albert_keras.pretraining.pretrain_cli import "
+        "export_text_model as e; m = keras.saving.load_model(sys.argv[1], "
+        "compile=False); e(m.backbone, sys.argv[2], sys.argv[3] == 'True', "
+        "int(sys.argv[4]), sys.argv[5])"
+    )
+    pretrainer = os.path.join(args.output_dir, "pretrainer.keras")
+    options = [pretrainer, vocab, str(args.lowercase), str(args.max_seq_length), path]
+    env = dict(os.environ, KERAS_BACKEND="tensorflow")
+    subprocess.run([sys.executable, "-c", code, *options], env=env, check=True)
+    return "savedmodel/ (text in), "
+
+
+def export_text_model(backbone, vocab, lowercase, sequence_length, path):
+    """Writes `path`: `backbone` with the tokenizer of `vocab`, text in (a
+    SavedModel, atomically). TensorFlow backend."""
+    import albert_keras.models  # noqa: F401  (registers every task model)
+    from albert_keras.atomic_files import save_atomically
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import load_tokenizer
+
+    tokenizer = load_tokenizer(vocab, lowercase=lowercase)
+    text_model = with_tokenizer(backbone, tokenizer, sequence_length)
+    save_atomically(path, lambda p: text_model.export(p, verbose=False))

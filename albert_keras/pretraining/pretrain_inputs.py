@@ -71,9 +71,7 @@ def check_input_flags(args):
                 "are already tokenized: pass the --vocab they were made with."
             )
     init = args.init_checkpoint
-    from tensorflow.io import gfile  # gs:// paths too
-
-    if init and not (gfile.exists(init) or gfile.glob(init + "*.index")):
+    if init and not _checkpoint_exists(init):
         # Before any data is made.
         raise FileNotFoundError(
             f"--init-checkpoint {init!r} does not exist: pass an official "
@@ -85,6 +83,20 @@ def check_input_flags(args):
             "--held-out-every splits --input text; with --records pass the "
             "held-out set as --eval-records."
         )
+
+
+def _checkpoint_exists(path):
+    """Whether `path` is a file, folder or checkpoint prefix (gs:// too, with
+    TensorFlow)."""
+    from albert_keras.lazy_imports import installed
+
+    if not installed("tensorflow"):
+        import glob
+
+        return os.path.exists(path) or bool(glob.glob(glob.escape(path) + "*.index"))
+    from tensorflow.io import gfile
+
+    return gfile.exists(path) or bool(gfile.glob(path + "*.index"))
 
 
 def load_init_pretrainer(path):
@@ -200,12 +212,12 @@ def _create_records(args, data_dir, inputs, held, vocab):
         inputs,
         os.path.join(data_dir, "train", ""),
         split_sentences=split,
-        **_data_options(args, vocab),
+        **run_data_options(args, vocab),
     )
     print(format_stats(stats))
     if held:
         options = dict(
-            _data_options(args, vocab),
+            run_data_options(args, vocab),
             dupe_factor=1,
             seed=args.seed + 1,
             num_shards=1,
@@ -221,7 +233,8 @@ def _create_records(args, data_dir, inputs, held, vocab):
     write_json(stats_path(data_dir), {k: v for k, v in stats.items() if k != "files"})
 
 
-def _data_options(args, vocab):
+def run_data_options(args, vocab):
+    """`create_pretraining_data`'s keyword arguments from the flags and `vocab`."""
     from albert_keras.pretraining.create_data_cli import data_options
 
     resolve_defaults(args)

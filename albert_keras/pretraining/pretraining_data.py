@@ -337,7 +337,8 @@ def format_stats(stats: dict) -> str:
     """A short human summary of `create_pretraining_data`'s stats.
 
     Args:
-        stats: the dict `create_pretraining_data` returns.
+        stats: the dict `create_pretraining_data` (or, without its shard
+            count, `create_pretraining_arrays`) returns.
 
     Example:
     >>> print(format_stats(create_pretraining_data(["c.txt"], "d/")))  # doctest: +SKIP
@@ -349,8 +350,10 @@ def format_stats(stats: dict) -> str:
         f"{stats['instances']} instances from {stats['documents']} documents "
         f"({stats['bytes'] / 1e6:.1f} MB) in {stats['seconds']:.1f} s "
         f"({stats['instances_per_second']:.0f} instances/s, "
-        f"{stats['mb_per_second']:.2f} MB/s) -> {len(stats['files'])} shard(s)\n"
-        f"masked {stats['masked_fraction']:.4f} of {stats['tokens']} pieces; "
+        f"{stats['mb_per_second']:.2f} MB/s)"
+        + (f" -> {len(stats['files'])} shard(s)" if "files" in stats else "")
+        + "\n"
+        + f"masked {stats['masked_fraction']:.4f} of {stats['tokens']} pieces; "
         f"n-gram spans {shares}; labels 0/1: {stats['label_0']}/{stats['label_1']}"
         + (
             f"; skipped {stats['skipped_segments']} one-piece segments"

@@ -1,4 +1,5 @@
-"""`run_pretraining`: MLM + SOP training under a `tf.distribute` strategy."""
+"""`run_pretraining`: MLM + SOP training under a `tf.distribute` strategy or a
+`keras.distribution` (JAX)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from collections.abc import Callable
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from albert_keras.atomic_files import save_atomically, write_json
 from albert_keras.config import AlbertConfig
+from albert_keras.lazy_imports import installed
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.gradient_checkpointing import gradient_checkpointing
@@ -24,11 +25,12 @@ from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
 from albert_keras.training.run_lock import RunLock
-from albert_keras.training.strategies import (
+from albert_keras.training.tensorboard_scalars import TensorBoardScalars
+from albert_keras.training.throughput_logger import ThroughputLogger
+from albert_keras.training.worker_files import (
     remove_worker_private_dir,
     worker_private_dir,
 )
-from albert_keras.training.throughput_logger import ThroughputLogger
 
 
 def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None:
@@ -63,11 +65,12 @@ def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None
 
 # long: 25 documented keyword arguments (a 35-line docstring), passed on by name.
 def run_pretraining(
-    train_dataset: Callable[[int], tf.data.Dataset],
+    train_dataset: Callable,
     config: AlbertConfig,
     output_dir: str,
     *,
-    strategy: tf.distribute.Strategy | None = None,
+    strategy=None,
+    distribution=None,
     global_batch_size: int = 64,
     sequence_length: int = 128,
     num_train_steps: int = 1000,
@@ -82,7 +85,7 @@ def run_pretraining(
     jit_compile: bool = True,
     dtype: str | None = None,
     gradient_checkpointing: bool = False,
-    eval_dataset: tf.data.Dataset | None = None,
+    eval_dataset=None,
     eval_steps: int | None = None,
     init_model: AlbertPretrainer | None = None,
     init_from_group0: bool = False,
@@ -95,12 +98,18 @@ def run_pretraining(
     Args:
         train_dataset: a function `skip_steps -> tf.data.Dataset` of batched
             official features, already skipping `skip_steps` batches, so a
-            resumed run continues where the data stopped. Batches are global
-            (the strategy splits them across replicas).
+            resumed run continues where the data stopped; or `skip_steps ->
+            PretrainingBatches` (no TensorFlow), serving the batches from
+            `skip_steps` to `num_train_steps`. Batches are global (the
+            strategy or distribution splits them across devices).
         config: the model config.
         output_dir: checkpoints (`checkpoints/`), TensorBoard logs (`logs/`),
             `history.csv`, `curves.png` and the final `metrics.json`.
-        strategy: a `tf.distribute.Strategy` (default: the current one).
+        strategy: a `tf.distribute.Strategy` (default: the current one), on
+            TensorFlow.
+        distribution: a `keras.distribution.Distribution` (see
+            `albert_keras.models.albert_distribution`), on JAX; the model is
+            built and trained in its scope.
         global_batch_size, sequence_length: for the throughput numbers.
         num_train_steps, num_warmup_steps, learning_rate: LAMB schedule.
         weight_decay: LAMB's weight decay (the official 0.01), not applied
@@ -118,7 +127,8 @@ def run_pretraining(
             backward pass (see `albert_keras.models.gradient_checkpointing`):
             less activation memory for about a third more compute, the same
             numbers.
-        eval_dataset, eval_steps: held-out batches evaluated each epoch.
+        eval_dataset, eval_steps: held-out batches (a `tf.data.Dataset` of
+            official features or a `PretrainingBatches`) evaluated each epoch.
         init_model: a pretrainer to start from (continued pretraining),
             e.g. converted from an official checkpoint; one with fewer
             positions than `config` gets its position table tiled (see
@@ -129,7 +139,7 @@ def run_pretraining(
             e.g. {"mlm_accuracy": ("unigram baseline", 0.065)}.
         verbose: Keras `fit` verbosity.
     """
-    strategy = strategy or tf.distribute.get_strategy()
+    strategy = _strategy(strategy, distribution)
     check_step_accounting(
         num_train_steps, steps_per_epoch, save_every, steps_per_execution
     )
@@ -160,14 +170,36 @@ def run_pretraining(
         baselines=baselines,
         verbose=verbose,
     )
-    with RunLock(output_dir, "albert-keras pretrain"):
+    scope = distribution.scope() if distribution else contextlib.nullcontext()
+    with RunLock(output_dir, "albert-keras pretrain"), scope:
         return _run(train_dataset, config, output_dir, run_dir, strategy, **options)
+
+
+def _strategy(strategy, distribution):
+    """The `tf.distribute` strategy to build in: given, current, or none (JAX)."""
+    if keras.backend.backend() != "tensorflow":
+        if strategy is not None:
+            raise ValueError(
+                "`strategy` is a TensorFlow `tf.distribute.Strategy`; on "
+                f"{keras.backend.backend()} pass `distribution` (a "
+                "keras.distribution.Distribution) instead."
+            )
+        return None
+    if distribution is not None:
+        raise ValueError(
+            "`distribution` (keras.distribution) runs on JAX; on TensorFlow pass "
+            "`strategy` (a tf.distribute.Strategy)."
+        )
+    import tensorflow as tf
+
+    return strategy or tf.distribute.get_strategy()
 
 
 def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
     """`run_pretraining` once the arguments are checked and the folder locked."""
     remat = gradient_checkpointing(config) if kw["gradient_checkpointing"] else None
-    with strategy.scope(), remat or contextlib.nullcontext():
+    scope = strategy.scope() if strategy else contextlib.nullcontext()
+    with scope, remat or contextlib.nullcontext():
         model = _compiled_pretrainer(
             AlbertPretrainer(AlbertBackbone(config, dtype=kw["dtype"])),
             create_optimizer(
@@ -199,9 +231,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
             # ends at exactly `num_train_steps`.
             warnings.filterwarnings("ignore", "Your input ran out of data")
             model.fit(
-                train_dataset(step)
-                .take(steps - step)
-                .map(AlbertPretrainer.features_to_xy),
+                _training_batches(train_dataset(step), steps - step),
                 epochs=first + -(-(steps - step) // per_epoch),
                 initial_epoch=first,
                 steps_per_epoch=per_epoch,
@@ -217,6 +247,13 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
     save_atomically(os.path.join(output_dir, "pretrainer.keras"), model.save)
     remove_worker_private_dir(run_dir)
     return {**metrics, "model": model}
+
+
+def _training_batches(dataset, count):
+    """`count` training batches as `fit`'s (x, y) (a `PyDataset` already is)."""
+    if isinstance(dataset, keras.utils.PyDataset):
+        return dataset
+    return dataset.take(count).map(AlbertPretrainer.features_to_xy)
 
 
 def check_step_accounting(steps, steps_per_epoch, save_every, steps_per_execution):
@@ -297,7 +334,7 @@ def _callbacks(output_dir, config, checkpoint, step, steps_per_epoch, kw):
         checkpoint,
         ThroughputLogger(kw["global_batch_size"], kw["sequence_length"]),
         HistoryCsv(history, rows),
-        keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
+        _tensorboard(os.path.join(output_dir, "logs")),
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"ALBERT pretraining, {config.hidden_size}H",
@@ -307,18 +344,30 @@ def _callbacks(output_dir, config, checkpoint, step, steps_per_epoch, kw):
     ]
 
 
+def _tensorboard(log_dir):
+    """Keras' TensorBoard callback (`tf.summary`), or `TensorBoardScalars`
+    where TensorFlow is not installed."""
+    if installed("tensorflow"):
+        return keras.callbacks.TensorBoard(log_dir)
+    return TensorBoardScalars(log_dir)
+
+
 def _count_batches(dataset) -> int | None:
     """The batches of a held-out set (None for none).
 
     TFRecords have no known length, and Keras warns "Your input ran out of
     data" at the end of such a validation set: count its batches.
     """
+    if isinstance(dataset, keras.utils.PyDataset):
+        return len(dataset) or None
     return int(dataset.reduce(0, lambda count, _: count + 1)) or None
 
 
 def _as_xy(dataset):
     """Batches of official features as `fit`'s (x, y), or None for None."""
-    return None if dataset is None else dataset.map(AlbertPretrainer.features_to_xy)
+    if dataset is None or isinstance(dataset, keras.utils.PyDataset):
+        return dataset
+    return dataset.map(AlbertPretrainer.features_to_xy)
 
 
 def _final_metrics(model, seconds, eval_dataset, eval_steps) -> dict:
@@ -339,16 +388,17 @@ def _final_metrics(model, seconds, eval_dataset, eval_steps) -> dict:
     return metrics
 
 
-def unigram_accuracy(dataset: tf.data.Dataset, steps: int | None = None) -> float:
+def unigram_accuracy(dataset, steps: int | None = None) -> float:
     """MLM accuracy of always predicting the most frequent masked token (a baseline)."""
     return held_out_sizes(dataset, steps)["mlm_unigram_baseline"]
 
 
-def held_out_sizes(dataset: tf.data.Dataset, steps: int | None = None) -> dict:
+def held_out_sizes(dataset, steps: int | None = None) -> dict:
     """What held-out accuracies are computed on, and the unigram baseline.
 
     Args:
-        dataset: batches of official features, e.g. a held-out set.
+        dataset: batches of official features, e.g. a held-out set, or of
+            `(x, y)` (a `PretrainingBatches`).
         steps: the batches evaluated (None: all).
 
     Returns: {"sop_pairs": instances (one SOP prediction each),
@@ -361,6 +411,11 @@ def held_out_sizes(dataset: tf.data.Dataset, steps: int | None = None) -> dict:
     for i, features in enumerate(dataset):
         if steps is not None and i >= steps:
             break
+        if isinstance(features, tuple):  # (x, y)
+            features = {
+                "masked_lm_ids": features[1]["mask_ids"],
+                "masked_lm_weights": features[1]["mask_weights"],
+            }
         ids = np.asarray(features["masked_lm_ids"])
         weights = np.asarray(features["masked_lm_weights"])
         pairs += len(ids)

@@ -6,9 +6,9 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 
-from albert_keras.training.strategies import (
+from albert_keras.training.array_checkpoints import ArrayCheckpoints
+from albert_keras.training.worker_files import (
     remove_worker_private_dir,
     worker_private_dir,
 )
@@ -24,6 +24,9 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
     but only the chief keeps its files. Nothing non-finite is ever saved: a
     save is skipped when the loss or any weight is NaN/inf, or after
     `NanGuard` stopped the run, so the newest checkpoint is the last good one.
+
+    On TensorFlow the files are `tf.train.Checkpoint`s (the strategies save
+    collectively); on the other backends `ArrayCheckpoints` (`ckpt-N.npz`).
 
     Args:
         directory: where checkpoints go.
@@ -49,6 +52,11 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
     def _get_manager(self, model):
         if self._manager is None:
             directory = worker_private_dir(self.directory)
+            if keras.backend.backend() != "tensorflow":
+                self._manager = ArrayCheckpoints(directory, self.keep)
+                return self._manager
+            import tensorflow as tf
+
             checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
             self._manager = tf.train.CheckpointManager(
                 checkpoint, directory, max_to_keep=self.keep
@@ -60,11 +68,14 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         manager = self._get_manager(model)
-        # Every worker restores the chief's newest checkpoint (a shared
-        # directory), whatever directory it saves into.
-        latest = tf.train.latest_checkpoint(self.directory)
-        if latest:
-            manager.checkpoint.restore(latest).assert_existing_objects_matched()
+        if isinstance(manager, ArrayCheckpoints):
+            # Every process restores the chief's newest checkpoint.
+            ArrayCheckpoints(self.directory, self.keep).restore(model)
+        elif self.latest:
+            # Every worker restores the chief's newest checkpoint (a shared
+            # directory), whatever directory it saves into.
+            restored = manager.checkpoint.restore(self.latest)
+            restored.assert_existing_objects_matched()
         step = int(model.optimizer.iterations.numpy())
         self._last_saved = step
         return step
@@ -74,7 +85,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         if loss is not None and not np.isfinite(float(loss)):
             return False
         return all(
-            bool(tf.reduce_all(tf.math.is_finite(w.value))) for w in self.model.weights
+            bool(keras.ops.all(keras.ops.isfinite(w.value))) for w in self.model.weights
         )
 
     def _save(self, logs=None):
@@ -83,7 +94,11 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         if step == self._last_saved or not self._finite(logs):
             return
-        self._get_manager(self.model).save(checkpoint_number=step)
+        manager = self._get_manager(self.model)
+        if isinstance(manager, ArrayCheckpoints):
+            manager.save(self.model, step)
+        else:
+            manager.save(checkpoint_number=step)
         self._last_saved = step
 
     def on_train_batch_end(self, batch, logs=None):
@@ -97,11 +112,21 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
 
     @property
     def latest(self):
+        """The newest checkpoint (a `.npz` file or a TensorFlow prefix), or None."""
+        if keras.backend.backend() != "tensorflow":
+            return ArrayCheckpoints(self.directory, self.keep).latest
+        import tensorflow as tf
+
         return tf.train.latest_checkpoint(self.directory)
 
 
 def checkpoint_files(directory):
-    """The checkpoint prefixes in a directory, oldest first."""
+    """The checkpoint prefixes (or `.npz` files) in a directory, oldest first."""
+    saved = ArrayCheckpoints(directory)
+    if saved.steps():
+        return [os.path.basename(saved.path(step)) for step in saved.steps()]
+    import tensorflow as tf
+
     state = tf.train.get_checkpoint_state(directory)
     if state is None:
         return []

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import tensorflow as tf
+
+# Re-exported: they moved to `worker_files` (no TensorFlow needed).
+from albert_keras.training.worker_files import (  # noqa: F401
+    is_chief,
+    remove_worker_private_dir,
+    worker_private_dir,
+)
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 
@@ -59,44 +64,3 @@ def _tpu_strategy(tpu):
             "--tpu local on a TPU VM; without a TPU use --strategy auto."
         ) from error
     return tf.distribute.TPUStrategy(resolver)
-
-
-def is_chief() -> bool:
-    """Whether this process is the chief of a `TF_CONFIG` cluster (or alone).
-
-    The chief is the task of type "chief", or worker 0 when the cluster has no
-    chief, as `MultiWorkerMirroredStrategy` defines it.
-    """
-    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-    task_type = resolver.task_type
-    if task_type in (None, "", "chief"):
-        return True
-    has_chief = "chief" in resolver.cluster_spec().as_dict()
-    return task_type == "worker" and resolver.task_id == 0 and not has_chief
-
-
-def worker_private_dir(directory: str) -> str:
-    """Where this process writes files that only the chief keeps.
-
-    Under `MultiWorkerMirroredStrategy` every worker runs the same callbacks
-    (checkpoint saves are collective), but only the chief's files are the
-    run's. The chief (or a process alone) gets `directory`; another task gets
-    `directory/.{task_type}-{task_id}`, the same path on every restart, so a
-    killed worker's files are overwritten when the job resumes instead of
-    piling up in the temp folder. Remove it with `remove_worker_private_dir`.
-
-    Example:
-    >>> worker_private_dir("/tmp/run")  # no TF_CONFIG: the chief
-    '/tmp/run'
-    """
-    if is_chief():
-        return directory
-    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-    return os.path.join(directory, f".{resolver.task_type}-{resolver.task_id}")
-
-
-def remove_worker_private_dir(directory: str) -> None:
-    """Removes `worker_private_dir(directory)` unless this process is the chief."""
-    private = worker_private_dir(directory)
-    if private != directory and tf.io.gfile.exists(private):
-        tf.io.gfile.rmtree(private)

@@ -170,7 +170,7 @@ def test_strategy_flag_errors_name_the_problem_and_the_fix():
 def test_worker_private_dir_is_fixed_per_task_and_removed(tmp_path, monkeypatch):
     import json
 
-    from albert_keras.training.strategies import (
+    from albert_keras.training.worker_files import (
         remove_worker_private_dir,
         worker_private_dir,
     )
