@@ -76,3 +76,26 @@ def _register_keras_classes():
 _when_imported(
     "keras", _register_keras_classes, wait_for=("tensorflow", "albert_keras.")
 )
+
+
+# The models' `from_preset` and `save_to_preset` read and write with
+# checkpoints_convert, a layer above them: the root, above every layer, hands
+# them the two functions (albert_keras/models/preset_loading.py).
+def _load_preset(*args, **kwargs):
+    from checkpoints_convert.preset_loader import load_preset
+
+    return load_preset(*args, **kwargs)
+
+
+def _save_preset(*args, **kwargs):
+    from checkpoints_convert.preset_loader import save_preset
+
+    return save_preset(*args, **kwargs)
+
+
+def _install_preset_functions():
+    module = _importlib.import_module("albert_keras.models.preset_loading")
+    module.set_preset_functions(_load_preset, _save_preset)
+
+
+_when_imported("albert_keras.models.preset_loading", _install_preset_functions)

@@ -25,6 +25,10 @@ from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader, is_hf_folder
+from checkpoints_convert.keras_hub_preset_reader import (
+    KerasHubPresetReader,
+    is_keras_hub_preset,
+)
 from checkpoints_convert.name_row import TRANSPOSE
 from checkpoints_convert.official_layout import (
     model_heads,
@@ -49,8 +53,11 @@ _FINE_TUNING_HEADS = ("classifier", "span_qa", "squad_v2", "multiple_choice")
 
 
 def open_checkpoint(path):
-    """The reader for `path`: a transformers folder (`config.json` + weights)
-    gets an `HFCheckpointReader`, anything else a `CheckpointReader`."""
+    """The reader for `path`: a keras-hub preset folder gets a
+    `KerasHubPresetReader`, a transformers folder (`config.json` + weights) an
+    `HFCheckpointReader`, anything else a `CheckpointReader`."""
+    if is_keras_hub_preset(path):
+        return KerasHubPresetReader(path)
     if is_hf_folder(path):
         return HFCheckpointReader(path)
     return CheckpointReader(path)

@@ -12,6 +12,7 @@ from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 
 
 def as_config(config) -> AlbertConfig:
@@ -131,9 +132,63 @@ class AlbertBackbone(keras.Model):
         return cls(**config)
 
     @classmethod
-    def from_preset(cls, name: str, dtype=None, **overrides) -> AlbertBackbone:
-        """A randomly initialised backbone of a preset's size."""
-        return cls(AlbertConfig.from_preset(name, **overrides), dtype=dtype)
+    def from_preset(
+        cls, preset: str, load_weights=True, dtype=None, **overrides
+    ) -> AlbertBackbone:
+        """A backbone with its weights, from a preset name or a saved model.
+
+        keras-hub's meaning: `preset` is a local keras-hub preset folder, an
+        official google-research release folder or `.tar.gz`, a TF1 Hub
+        module folder, a transformers ALBERT folder or a `.keras` file of
+        ours (its backbone is taken); the kind is detected. A bare name
+        ("albert_base_v2", "base") loads the converted weights cached in
+        `$ALBERT_KERAS_HOME` (default `~/.cache/albert_keras`) as
+        `<name>.keras` or a folder `<name>/`; without them it refuses with
+        the release URL and the `albert-convert` command that fills the
+        cache. Random weights only on request: `load_weights=False`, or
+        `AlbertBackbone(AlbertConfig.from_preset(name))`.
+
+        Args:
+            preset: preset name or path.
+            load_weights: False builds the model with random weights.
+            dtype: dtype policy of the built model.
+            **overrides: config fields, with `load_weights=False` only.
+
+        Example:
+        >>> backbone = AlbertBackbone.from_preset("albert_tiny", load_weights=False)
+        >>> backbone.config.num_hidden_layers
+        2
+        """
+        if overrides and load_weights:
+            raise TypeError(
+                "Config overrides change the weights' shapes: pass them with "
+                f"load_weights=False. Received: {sorted(overrides)}"
+            )
+        return load_from_preset(
+            cls, preset, load_weights=load_weights, dtype=dtype, **overrides
+        )
+
+    def save_to_preset(self, preset_dir, tokenizer=None) -> str:
+        """Writes the backbone as a keras-hub preset folder.
+
+        `keras_hub.models.AlbertBackbone.from_preset(preset_dir)` loads it
+        (and `keras_hub.models.AlbertTokenizer.from_preset(preset_dir)` the
+        tokenizer, when one is given); `AlbertBackbone.from_preset` too.
+        Configs keras-hub cannot represent (ReLU, `sharing` "attention" or
+        "ffn", groups that do not divide the layers) raise `ValueError`.
+        Needs keras-hub installed.
+
+        Args:
+            preset_dir: the folder, replaced if it exists.
+            tokenizer: optional `AlbertTokenizer` (SentencePiece) or the path
+                of its `.model`, saved as `assets/tokenizer/vocabulary.spm`.
+
+        Example:
+        >>> backbone = AlbertBackbone("albert_tiny")
+        >>> backbone.save_to_preset("tiny_preset")  # doctest: +SKIP
+        'tiny_preset'
+        """
+        return save_to_preset(self, preset_dir, tokenizer=tokenizer)
 
     def enable_lora(self, rank: int) -> int:
         """Trains rank-`rank` LoRA adapters on the attention, nothing else of it.

@@ -169,8 +169,39 @@ class TaskModel(keras.Model):
         return cls(**config)
 
     @classmethod
-    def from_preset(cls, name: str, dtype=None, **kwargs):
-        """A randomly initialised task model over a preset-size backbone."""
-        from albert_keras.models.albert_backbone import AlbertBackbone
+    def from_preset(cls, preset: str, load_weights=True, dtype=None, **kwargs):
+        """A task model with its weights, from a preset name or a saved model.
 
-        return cls(AlbertBackbone.from_preset(name, dtype=dtype), **kwargs)
+        `preset` as in `AlbertBackbone.from_preset`: a keras-hub preset
+        folder, an official release folder or `.tar.gz`, a TF1 Hub module
+        folder, a transformers folder, a `.keras` file (the same task model
+        is returned as saved; another model gives its backbone) or a bare
+        name with cached weights. A head the source lacks starts from its
+        initialization (reported in `model.conversion_report`).
+
+        Args:
+            preset: preset name or path.
+            load_weights: False builds the preset's config with random weights.
+            dtype: dtype policy of the built model.
+            **kwargs: task arguments, e.g. `num_classes`.
+
+        Example:
+        >>> from albert_keras import AlbertClassifier
+        >>> model = AlbertClassifier.from_preset(
+        ...     "albert_tiny", load_weights=False, num_classes=3
+        ... )
+        >>> model.num_classes
+        3
+        """
+        from albert_keras.models.preset_loading import load_from_preset
+
+        return load_from_preset(
+            cls, preset, load_weights=load_weights, dtype=dtype, **kwargs
+        )
+
+    def save_to_preset(self, preset_dir, tokenizer=None) -> str:
+        """Writes the backbone (keras-hub has no counterpart of our heads) as a
+        keras-hub preset folder; see `AlbertBackbone.save_to_preset`."""
+        from albert_keras.models.preset_loading import save_to_preset
+
+        return save_to_preset(self, preset_dir, tokenizer=tokenizer)

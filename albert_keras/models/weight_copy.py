@@ -35,9 +35,11 @@ def copy_weights(source: keras.Model, target: keras.Model) -> int:
 
     Example:
 
-    >>> from albert_keras.models import AlbertBackbone
-    >>> short = AlbertBackbone.from_preset("albert_tiny")
-    >>> long = AlbertBackbone.from_preset("albert_tiny", max_position_embeddings=256)
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> short = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
+    >>> long = AlbertBackbone(
+    ...     AlbertConfig.from_preset("albert_tiny", max_position_embeddings=256)
+    ... )
     >>> copy_weights(short, long)
     128
     """
@@ -88,8 +90,8 @@ def with_positions(backbone, sequence_length):
     table is tiled into the longer one (`copy_weights`), and the run says so.
 
     Example:
-    >>> from albert_keras.models import AlbertBackbone
-    >>> short = AlbertBackbone.from_preset("albert_tiny")
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> short = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
     >>> with_positions(short, 64) is short
     True
     """

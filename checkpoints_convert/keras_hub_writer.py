@@ -1,0 +1,131 @@
+"""`save_keras_hub_preset`: a model as a keras-hub preset folder."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.keras_hub_names import (
+    PROJECTION,
+    keras_hub_config,
+    keras_hub_names,
+)
+from checkpoints_convert.name_row import TRANSPOSE
+from checkpoints_convert.official_layout import backbone_of, official_weights
+
+
+def import_keras_hub():
+    """keras-hub, or a `ConversionError` that says how to install it."""
+    try:
+        import keras_hub
+    except ImportError:
+        raise ConversionError(
+            "keras-hub presets need keras-hub: pip install keras-hub (0.20 or later)."
+        ) from None
+    return keras_hub
+
+
+def hub_variable(hub_backbone, path):
+    """The keras-hub variable at an attribute path (`group_0_inner_layer_0.x`)."""
+    first, *rest = path.split(".")
+    obj = (
+        hub_backbone.get_layer(first)
+        if first.startswith("group_")
+        else getattr(hub_backbone, first)
+    )
+    for part in rest:
+        obj = getattr(obj, part)
+    return obj
+
+
+def to_keras_hub_backbone(model, dtype=None):
+    """A `keras_hub.models.AlbertBackbone` holding the weights of our model.
+
+    Args:
+        model: `AlbertBackbone` or a task model (its backbone is taken).
+        dtype: dtype policy of the keras-hub model (default: float32).
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> ours = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
+    >>> to_keras_hub_backbone(ours).num_layers  # doctest: +SKIP
+    2
+    """
+    keras_hub = import_keras_hub()
+    backbone = backbone_of(model, "save_keras_hub_preset")
+    config = backbone.config
+    try:
+        arguments = keras_hub_config(config)
+    except ValueError as e:
+        raise ConversionError(str(e)) from None
+    hub = keras_hub.models.AlbertBackbone(**arguments, dtype=dtype)
+    official = {}
+    for entry in official_weights(backbone):
+        value = np.asarray(entry.variable.numpy(), dtype=np.float32)
+        if entry.row.transform is TRANSPOSE:
+            value = TRANSPOSE(value)  # Keras -> official
+        official[entry.name] = value
+    if config.embedding_size == config.hidden_size:
+        # The official model has no projection when E == H; keras-hub always
+        # has one: the identity keeps the outputs.
+        official[PROJECTION + "kernel"] = np.eye(config.hidden_size, dtype="float32")
+        official[PROJECTION + "bias"] = np.zeros(config.hidden_size, "float32")
+    groups, inner = arguments["num_groups"], arguments["num_inner_repetitions"]
+    for name, path in keras_hub_names(groups, inner):
+        variable = hub_variable(hub, path)
+        variable.assign(np.reshape(official.pop(name), variable.shape))
+    if official:
+        raise ConversionError(
+            f"No keras-hub weight for {sorted(official)}; the keras-hub name "
+            "table (checkpoints_convert/keras_hub_names.py) lacks them."
+        )
+    return hub
+
+
+def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
+    """Writes a model as a keras-hub preset folder, with its tokenizer.
+
+    keras-hub's own `save_to_preset` writes the folder (`config.json`,
+    `model.weights.h5`, `metadata.json`; with `vocab` also `tokenizer.json`
+    and `assets/tokenizer/vocabulary.spm`), so
+    `keras_hub.models.AlbertBackbone.from_preset(folder)` and
+    `keras_hub.models.AlbertTokenizer.from_preset(folder)` read it. Only the
+    backbone is written (task heads have no keras-hub counterpart here).
+    The folder appears whole or not at all (written beside, then renamed).
+
+    Configs keras-hub cannot represent raise `ConversionError` naming the
+    field: an activation other than the tanh GELU, `sharing` "attention" or
+    "ffn", groups that do not divide the layers, two dropout rates.
+
+    Args:
+        model: `AlbertBackbone` or a task model over one.
+        folder: the preset folder; replaced if it exists.
+        vocab: optional SentencePiece model (path) for the tokenizer.
+        dtype: dtype policy of the saved model (default: float32).
+
+    Returns:
+        The folder.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> model = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
+    >>> save_keras_hub_preset(model, "tiny_preset")  # doctest: +SKIP
+    'tiny_preset'
+    """
+    from albert_keras.atomic_files import save_atomically
+
+    folder = os.fspath(folder)
+    hub = to_keras_hub_backbone(model, dtype=dtype)
+    tokenizer = None
+    if vocab is not None:
+        tokenizer = import_keras_hub().models.AlbertTokenizer(proto=os.fspath(vocab))
+
+    def save(temporary):
+        hub.save_to_preset(temporary)
+        if tokenizer is not None:
+            tokenizer.save_to_preset(temporary)
+
+    os.makedirs(os.path.dirname(os.path.abspath(folder)), exist_ok=True)
+    return save_atomically(folder, save)

@@ -1,0 +1,157 @@
+"""What a preset is: a cached bare name, or a path whose kind is detected.
+
+`resolve_preset` turns a bare name into its cached weights (or refuses with
+the release URL and the command that fills the cache); `source_kind` names
+what a path holds; `unpacked` opens an official release `.tar.gz`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import tarfile
+import tempfile
+
+from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
+from checkpoints_convert.keras_hub_preset_reader import is_keras_hub_preset
+
+RELEASE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
+HOME_VARIABLE = "ALBERT_KERAS_HOME"
+KINDS = {
+    "keras": "a .keras file of albert-keras",
+    "keras_hub": "a keras-hub preset folder (config.json + model.weights.h5)",
+    "official": "an official release folder or checkpoint prefix (*.index)",
+    "tf1_hub": "a TF1 Hub module folder (variables/variables.index)",
+    "official_tar": "an official release .tar.gz",
+    "transformers": "a transformers folder (config.json + model.safetensors)",
+}
+
+
+def preset_home() -> str:
+    """Where bare preset names find their weights: `$ALBERT_KERAS_HOME`, else
+    `~/.cache/albert_keras`.
+
+    Example:
+    >>> preset_home().endswith("albert_keras") or "ALBERT_KERAS_HOME" in os.environ
+    True
+    """
+    home = os.environ.get(HOME_VARIABLE)
+    return home or os.path.join(os.path.expanduser("~"), ".cache", "albert_keras")
+
+
+def _canonical_name(preset):
+    from albert_keras.presets import ALIASES, PRESETS
+
+    if not isinstance(preset, str) or os.path.exists(preset):
+        return None
+    name = ALIASES.get(preset, preset)
+    return name if name in PRESETS else None
+
+
+def resolve_preset(preset) -> str:
+    """The path to load for `preset`: itself, or a bare name's cached weights.
+
+    A bare name ("albert_base_v2", "base") is looked up in `preset_home()`
+    as `<name>.keras`, a folder `<name>/` of any kind `source_kind` knows,
+    or `<name>.tar.gz`. Without them: `FileNotFoundError` with the official
+    release's URL and the `albert-convert` command that fills the cache.
+
+    Example:
+    >>> resolve_preset("model.keras")
+    'model.keras'
+    """
+    name = _canonical_name(preset)
+    if name is None:
+        return os.fspath(preset)
+    home = preset_home()
+    for candidate in (f"{name}.keras", name, f"{name}.tar.gz"):
+        path = os.path.join(home, candidate)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(_no_local_weights(preset, name, home))
+
+
+def _no_local_weights(preset, name, home):
+    random = (
+        f"A randomly initialised model of that size: "
+        f"from_preset({preset!r}, load_weights=False)."
+    )
+    looked = (
+        f"No local weights for preset {preset!r}: looked for {name}.keras, "
+        f"{name}/ and {name}.tar.gz in {home} (set ${HOME_VARIABLE} to look "
+        "elsewhere)."
+    )
+    if not name.endswith(("_v1", "_v2", "_zh")):
+        return f"{looked} {name} has no official release. {random}"
+    url = RELEASE_URL.format(name=name)
+    target = os.path.join(home, f"{name}.keras")
+    return (
+        f"{looked} Download the official release ({url}) and convert it once:\n"
+        f"  curl -LO {url}\n"
+        f"  albert-convert {name}.tar.gz --output {target}\n"
+        f"{random}"
+    )
+
+
+def source_kind(path) -> str:
+    """Which of `KINDS` `path` is; `ConversionError` naming what was found.
+
+    Example:
+    >>> source_kind("albert_base_v2.tar.gz")  # doctest: +SKIP
+    'official_tar'
+    """
+    path = os.fspath(path)
+    if os.path.isfile(path) and path.endswith(".keras"):
+        return "keras"
+    if os.path.isfile(path) and path.endswith((".tar.gz", ".tgz", ".tar")):
+        return "official_tar"
+    if os.path.isdir(path):
+        if is_keras_hub_preset(path):
+            return "keras_hub"
+        if is_hf_folder(path):
+            return "transformers"
+        if os.path.isfile(os.path.join(path, "variables", "variables.index")):
+            return "tf1_hub"
+        if glob.glob(os.path.join(path, "*.index")):
+            return "official"
+    elif glob.glob(path + "*.index") or path.endswith(".index"):
+        return "official"
+    raise ConversionError(_unknown_kind(path))
+
+
+def _unknown_kind(path):
+    if not os.path.exists(path):
+        found = "nothing (no such file or folder)"
+    elif os.path.isdir(path):
+        names = sorted(os.listdir(path))
+        found = "a folder holding " + (", ".join(names[:12]) or "no files")
+        if len(names) > 12:
+            found += f" and {len(names) - 12} more"
+    else:
+        found = f"a file of {os.path.getsize(path)} bytes"
+    return (
+        f"Cannot tell what {path!r} is: found {found}. Expected "
+        + "; ".join(KINDS.values())
+        + ", or a preset name."
+    )
+
+
+@contextlib.contextmanager
+def unpacked(path):
+    """The folder of an official release `.tar.gz`, unpacked for the block.
+
+    The release tars hold one folder (`albert_base/`), TF1 Hub tars the module
+    itself; both are found. Only regular files and folders are unpacked.
+    """
+    with tempfile.TemporaryDirectory(prefix="albert_release_") as folder:
+        try:
+            with tarfile.open(path) as tar:
+                tar.extractall(folder, filter="data")
+        except (tarfile.TarError, OSError) as e:
+            raise ConversionError(f"Cannot unpack {path!r}: {e}") from None
+        entries = [os.path.join(folder, n) for n in os.listdir(folder)]
+        if len(entries) == 1 and os.path.isdir(entries[0]):
+            folder = entries[0]
+        yield folder
