@@ -5,9 +5,12 @@
                    [--null-threshold T]
     albert-convert --to-official model.keras --output DIR
     albert-convert --to-hf model.keras --output DIR [--vocab spiece.model]
+    albert-convert --to-keras-hub SRC --output DIR [--vocab spiece.model]
 
-SRC may also be a Hugging Face transformers ALBERT folder (`config.json` +
-`model.safetensors`); `--to-hf` writes one.
+SRC may also be an official release `.tar.gz`, a Hugging Face transformers
+ALBERT folder (`config.json` + `model.safetensors`) or a keras-hub preset
+folder; `--to-hf` writes a transformers folder, `--to-keras-hub` a keras-hub
+preset folder (from any SRC, `.keras` included).
 
 Progress and the conversion summary go to stderr. User errors (a missing or
 foreign checkpoint, a config that does not fit) print one message and exit
@@ -100,10 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(OUTPUT/model.safetensors and config.json, for from_pretrained)",
     )
     parser.add_argument(
+        "--to-keras-hub",
+        action="store_true",
+        help="convert SOURCE (any kind, .keras included) to a keras-hub preset "
+        "folder (OUTPUT/config.json, model.weights.h5 and the tokenizer, for "
+        "keras_hub.models.AlbertBackbone.from_preset)",
+    )
+    parser.add_argument(
         "--vocab",
-        help="with --to-hf: a SentencePiece model to copy as spiece.model "
-        "(default: a text model's own); with --to-official: the vocabulary to "
-        "copy beside the checkpoint (default: the one beside SOURCE)",
+        help="with --to-hf or --to-keras-hub: a SentencePiece model for the "
+        "tokenizer (default: a text model's own, or the release's); with "
+        "--to-official: the vocabulary to copy beside the checkpoint "
+        "(default: the one beside SOURCE)",
     )
     return parser
 
@@ -123,13 +134,14 @@ def _to_keras(args):
     kwargs = {"num_classes": args.num_classes} if args.num_classes else {}
     start = time.perf_counter()
     _log(f"reading {args.source} as {args.model}")
-    model = load_official_checkpoint(
-        args.source, model=args.model, config=args.config, **kwargs
-    )
-    report = model.conversion_report
-    _log(report.summary())
-    if args.text_model:
-        model = _with_tokenizer(model, report.vocab_path, args)
+    with _source_folder(args.source) as source:
+        model = load_official_checkpoint(
+            source, model=args.model, config=args.config, **kwargs
+        )
+        report = model.conversion_report
+        _log(report.summary())
+        if args.text_model:
+            model = _with_tokenizer(model, report.vocab_path, args)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     model.save(args.output)
     _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
@@ -139,6 +151,17 @@ def _to_keras(args):
         else:
             model.export(args.saved_model, verbose=False)
         _log(f"wrote SavedModel {args.saved_model}")
+
+
+def _source_folder(source):
+    """An official release `.tar.gz` unpacked for the block, else `source`."""
+    import contextlib
+
+    from checkpoints_convert.preset_sources import unpacked
+
+    if os.path.isfile(source) and source.endswith((".tar.gz", ".tgz", ".tar")):
+        return unpacked(source)
+    return contextlib.nullcontext(source)
 
 
 def _with_tokenizer(model, vocab, args):
@@ -219,6 +242,32 @@ def _to_hf(args):
     _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
 
 
+def _to_keras_hub(args):
+    import tempfile
+
+    from albert_keras.tokenizers import AlbertTokenizer
+    from checkpoints_convert.keras_hub_writer import save_keras_hub_preset
+    from checkpoints_convert.loader import load_official_checkpoint
+
+    with _source_folder(args.source) as source, tempfile.TemporaryDirectory() as tmp:
+        vocab = args.vocab
+        if source.endswith(".keras"):
+            model = _load_keras(args, "--to-keras-hub")
+            tokenizer = getattr(model, "tokenizer", None)
+            if vocab is None and isinstance(tokenizer, AlbertTokenizer):
+                tokenizer.save_assets(tmp)  # a text model's SentencePiece model
+                vocab = os.path.join(tmp, os.listdir(tmp)[0])
+        else:
+            model = load_official_checkpoint(source, config=args.config)
+            _log(model.conversion_report.summary())
+            vocab = vocab or model.conversion_report.vocab_path
+        if vocab is not None and not vocab.endswith((".model", ".spm")):
+            _log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
+            vocab = None
+        save_keras_hub_preset(model, args.output, vocab=vocab)
+    _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+
+
 def _to_official(args):
     from checkpoints_convert.writer import save_official_checkpoint
 
@@ -261,9 +310,15 @@ def main(argv=None) -> int:
 
     start_tensorflow_quietly()
     try:
-        if args.to_official and args.to_hf:
-            raise ConversionError("--to-official and --to-hf exclude each other.")
-        if args.to_official:
+        targets = [f for f in ("to_official", "to_hf", "to_keras_hub") if vars(args)[f]]
+        if len(targets) > 1:
+            raise ConversionError(
+                " and ".join("--" + t.replace("_", "-") for t in targets)
+                + " exclude each other."
+            )
+        if args.to_keras_hub:
+            _to_keras_hub(args)
+        elif args.to_official:
             _to_official(args)
         elif args.to_hf:
             _to_hf(args)
