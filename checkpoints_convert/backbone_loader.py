@@ -3,10 +3,10 @@
 What fine-tuning (`albert_keras.tasks`) and continued pretraining start from:
 a preset name (random weights), a `.keras` file of ours (`AlbertBackbone` or
 any task model, e.g. `pretrainer.keras`), an official google-research
-checkpoint (release folder, prefix or TF1 Hub module) or a transformers ALBERT
-folder. It sits in `checkpoints_convert`, above `albert_keras.models`, because
-reading the official formats is this package's job; the models never import
-it.
+checkpoint (release folder, prefix or TF1 Hub module), a transformers ALBERT
+folder or a keras-hub preset folder. It sits in `checkpoints_convert`, above
+`albert_keras.models`, because reading the official formats is this
+package's job; the models never import it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ VOCABULARY_NAMES = (
     "vocab.model",
     "30k-clean.model",
     "spiece.model",  # transformers folders
+    "assets/tokenizer/vocabulary.spm",  # keras-hub preset folders
     "vocab.txt",
     "vocab_chinese.txt",
 )
