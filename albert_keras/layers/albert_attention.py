@@ -40,6 +40,14 @@ class AlbertAttention(keras.layers.Layer):
     whose keys are all padding (a dummy sequence) attends uniformly on the
     fused path and by its raw scores on the explicit one.
 
+    Quantized (`model.quantize("int8")`, Keras's int8 `Dense`: int8 kernels
+    with one scale per column, each input row quantized on the fly): the Q,
+    K, V projections stay fused. Their int8 kernels and scales are
+    concatenated and the input is quantized once, for one int8 [H, 3H]
+    product: the same numbers as three int8 `Dense` calls. Training calls
+    (gradients), LoRA and the other modes (int4, float8) fall back to one
+    call per projection.
+
     Args:
         hidden_size: int. Width H.
         num_heads: int. Number of heads; must divide H.
@@ -116,22 +124,45 @@ class AlbertAttention(keras.layers.Layer):
         self.layer_norm.build(input_shape)
         self.built = True
 
-    def _project(self, x, layers):
+    def _project(self, x, layers, training=None):
         """`[layer(x) for layer in layers]`, as one matmul where possible.
 
         The kernels stay separate variables (the official checkpoint's
         layout); concatenating them for the call turns three [H, H] products
-        into one [H, 3H] product, which runs faster on CPU.
+        into one [H, 3H] product, which runs faster on CPU. After
+        `quantize("int8")` the int8 kernels and their scales are concatenated
+        the same way (`_project_int8`).
         """
-        plain = all(
-            layer.quantization_mode is None and not layer.lora_enabled
-            for layer in layers
-        )
-        if len(layers) == 1 or not plain:
+        modes = {layer.quantization_mode for layer in layers}
+        if len(layers) == 1 or any(layer.lora_enabled for layer in layers):
+            return [layer(x) for layer in layers]
+        if modes == {"int8"} and not training and _same_input_quantizers(layers):
+            return self._project_int8(x, layers)
+        if modes != {None}:
             return [layer(x) for layer in layers]
         kernel = ops.concatenate([layer.kernel for layer in layers], axis=1)
         bias = ops.concatenate([layer.bias for layer in layers], axis=0)
         fused = ops.matmul(x, ops.cast(kernel, self.compute_dtype))
+        fused = fused + ops.cast(bias, self.compute_dtype)
+        return ops.split(fused, len(layers), axis=-1)
+
+    def _project_int8(self, x, layers):
+        """The int8 `Dense` call of Keras on concatenated kernels and scales.
+
+        Each row of `x` is quantized once (abs-max), multiplied by the int8
+        [H, 3H] kernel in int32 and scaled back per row and column: the same
+        numbers as three int8 `Dense` calls, which would quantize `x` three
+        times. Inference only (no custom gradient): training calls the
+        layers one by one.
+        """
+        kernel = ops.concatenate([layer.kernel for layer in layers], axis=1)
+        scale = ops.concatenate([layer.kernel_scale for layer in layers], axis=0)
+        quantizer = layers[0].inputs_quantizer
+        if quantizer is not None:
+            x, inputs_scale = quantizer(x, axis=-1)
+            scale = ops.multiply(scale, inputs_scale)
+        fused = ops.divide(ops.cast(ops.matmul(x, kernel), self.compute_dtype), scale)
+        bias = ops.concatenate([layer.bias for layer in layers], axis=0)
         fused = fused + ops.cast(bias, self.compute_dtype)
         return ops.split(fused, len(layers), axis=-1)
 
@@ -146,13 +177,13 @@ class AlbertAttention(keras.layers.Layer):
         if query_positions is None:
             queries = rows
             query_length = length
-            q, k, v = self._project(rows, (self.query, self.key, self.value))
+            q, k, v = self._project(rows, (self.query, self.key, self.value), training)
         else:
             picked = take_positions(inputs, query_positions)
             query_length = ops.shape(picked)[1]
             queries = ops.reshape(picked, (-1, self.hidden_size))
             (q,) = self._project(queries, (self.query,))
-            k, v = self._project(rows, (self.key, self.value))
+            k, v = self._project(rows, (self.key, self.value), training)
         heads = (self.num_heads, self.head_size)
         q = ops.reshape(q, (batch, query_length, *heads))
         k = ops.reshape(k, (batch, length, *heads))
@@ -207,7 +238,10 @@ class AlbertAttention(keras.layers.Layer):
         # normalisation need the range.
         scores = ops.cast(scores, "float32")
         if padding_mask is not None:
-            mask = ops.cast(padding_mask, "float32")[:, None, None, :]
+            # [batch, 1, 1, keys] by reshape, not `[:, None, None, :]`: TFLite's
+            # strided slice cannot add axes (a LiteRT export needs builtins).
+            mask = ops.cast(padding_mask, "float32")
+            mask = ops.reshape(mask, (ops.shape(mask)[0], 1, 1, -1))
             scores = scores + (1.0 - mask) * -10000.0
         probs = ops.softmax(scores, axis=-1)
         probs = ops.cast(probs, self.compute_dtype)
@@ -227,3 +261,12 @@ class AlbertAttention(keras.layers.Layer):
             "attention_dropout": self.attention_dropout,
             "initializer_range": self.initializer_range,
         }
+
+
+def _same_input_quantizers(layers):
+    """Whether the int8 layers quantize their inputs alike (so, once for all)."""
+    configs = [
+        None if layer.inputs_quantizer is None else layer.inputs_quantizer.get_config()
+        for layer in layers
+    ]
+    return all(config == configs[0] for config in configs)

@@ -13,6 +13,11 @@ from albert_keras.layers.shared_transformer_encoder import SharedTransformerEnco
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
+from albert_keras.models.quantized_layers import (
+    QUANTIZED_LAYERS,
+    quantize_again,
+    quantized_config,
+)
 
 
 def as_config(config) -> AlbertConfig:
@@ -122,14 +127,18 @@ class AlbertBackbone(keras.Model):
             "name": self.name,
             "trainable": self.trainable,
             "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            **quantized_config(self),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        quantized = config.pop(QUANTIZED_LAYERS, None)
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
+        backbone = cls(**config)
+        quantize_again(backbone, quantized)
+        return backbone
 
     @classmethod
     def from_preset(

@@ -6,6 +6,11 @@ import keras
 
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.quantized_layers import (
+    QUANTIZED_LAYERS,
+    quantize_again,
+    quantized_config,
+)
 
 
 def _replicated_non_tpu_strategy():
@@ -160,13 +165,17 @@ class TaskModel(keras.Model):
             "name": self.name,
             "trainable": self.trainable,
             **self._task_config(),
+            **quantized_config(self, skip=self.backbone),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        quantized = config.pop(QUANTIZED_LAYERS, None)
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        model = cls(**config)
+        quantize_again(model, quantized, skip=model.backbone)
+        return model
 
     @classmethod
     def from_preset(cls, preset: str, load_weights=True, dtype=None, **kwargs):
