@@ -2,7 +2,7 @@
 
 albert-keras info --preset base     parameter table, then a forward pass on text
 
-Also: create-data, pretrain, vocab, finetune, predict (`albert-keras -h`).
+Also: create-data, pretrain, vocab, finetune, predict, export (`albert-keras -h`).
 """
 
 from __future__ import annotations
@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.tasks.predict_cli import add_parser as add_predict
 
     add_predict(subparsers)
+    from albert_keras.tasks.export_cli import add_parser as add_export
+
+    add_export(subparsers)
     return parser
 
 

@@ -95,3 +95,23 @@ def test_bad_requests_say_what_to_do(classifier, tmp_path):
     with pytest.raises(ValueError, match='quantization="dynamic_int8"'):
         export_litert(quantized, str(tmp_path / "m.tflite"))
     assert os.listdir(tmp_path) == []
+
+
+def test_cli_exports_a_fine_tuned_classifier_and_refuses_others(tmp_path, capsys):
+    from albert_keras.cli import main
+
+    small = AlbertClassifier(AlbertBackbone(micro_config()), num_classes=2)
+    small.save(str(tmp_path / "best.keras"))
+    assert main(["export", "--model", str(tmp_path), "--quantize", "int8"]) == 0
+    out = capsys.readouterr().out
+    assert os.path.isfile(tmp_path / "best-int8.tflite"), out
+    assert "LiteRT vs Keras" in out and "max abs diff" in out
+
+    assert main(["export", "--model", str(tmp_path), "--format", "onnx"]) == 2
+    assert "Unknown --format 'onnx'. Allowed: litert" in capsys.readouterr().err
+    AlbertPretrainer(AlbertBackbone(micro_config())).save(str(tmp_path / "p.keras"))
+    assert main(["export", "--model", str(tmp_path / "p.keras")]) == 2
+    err = capsys.readouterr().err
+    assert "holds a AlbertPretrainer, not an AlbertClassifier" in err
+    assert main(["export", "--model", str(tmp_path / "none.keras")]) == 2
+    assert "no .keras file" in capsys.readouterr().err

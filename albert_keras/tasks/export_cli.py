@@ -1,0 +1,130 @@
+"""`albert-keras export`: a fine-tuned classifier -> a LiteRT `.tflite` file."""
+
+from __future__ import annotations
+
+import os
+
+FORMATS = ("litert",)
+QUANTIZE = {"none": None, "int8": "dynamic_int8"}
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "export",
+        help="write a fine-tuned classifier as a LiteRT .tflite file (token ids in)",
+        description=(
+            "Convert the best.keras of `albert-keras finetune` (a classifier) to "
+            "a LiteRT .tflite file that runs in the ai-edge-litert interpreter: "
+            "signature serving_default, inputs token_ids, segment_ids, "
+            "padding_mask (int32 [batch, length]), output logits. Tokenize with "
+            "SentencePiece outside the file (TF Text's ops are not LiteRT "
+            "builtins). The shared transformer block is stored once. Then, if "
+            "ai-edge-litert is installed, run the file on a random batch and "
+            "print its max abs diff from Keras."
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="the --output-dir of `albert-keras finetune`, or a classifier .keras",
+    )
+    parser.add_argument(
+        "--format",
+        default="litert",
+        help="litert (default: %(default)s; the only one: a text-in TensorFlow "
+        "SavedModel is `model.export(path)` of the text model)",
+    )
+    parser.add_argument(
+        "--output",
+        help="the .tflite to write (default: beside the model, <name>.tflite or "
+        "<name>-int8.tflite)",
+    )
+    parser.add_argument(
+        "--quantize",
+        default="none",
+        choices=sorted(QUANTIZE),
+        help="int8: dynamic-range (int8 weights, ~1/4 of the size; activations "
+        "quantized on the fly) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the interpreter run that compares the file with Keras",
+    )
+    parser.set_defaults(run=run_export)
+
+
+def run_export(args):
+    import keras
+
+    from albert_keras.models.albert_classifier import AlbertClassifier
+    from albert_keras.models.litert_export import export_litert
+
+    if args.format not in FORMATS:
+        raise ValueError(
+            f"Unknown --format {args.format!r}. Allowed: {', '.join(FORMATS)}. A "
+            "text-in TensorFlow SavedModel is `model.export(path)` of the text "
+            "model (albert_keras.models.with_tokenizer)."
+        )
+    path = _model_path(args.model)
+    model = keras.saving.load_model(path, compile=False)
+    model = getattr(model, "task_model", model)  # a text-in model's classifier
+    if not isinstance(model, AlbertClassifier):
+        raise ValueError(
+            f"{path} holds a {type(model).__name__}, not an AlbertClassifier: "
+            "`export --format litert` takes the best.keras of `albert-keras "
+            "finetune` on a classification task (export other models with "
+            "albert_keras.models.litert_export.export_litert)."
+        )
+    stem = os.path.splitext(path)[0]
+    suffix = "-int8.tflite" if args.quantize == "int8" else ".tflite"
+    output = args.output or stem + suffix
+    export_litert(model, output, quantization=QUANTIZE[args.quantize])
+    size, parameter_bytes = os.path.getsize(output), 4 * model.count_params()
+    print(
+        f"Wrote {output}: {size / 1e6:.1f} MB ({size / parameter_bytes:.2f}x the "
+        f"{parameter_bytes / 1e6:.1f} MB of float32 parameters), "
+        f"quantize={args.quantize}"
+    )
+    if not args.no_check:
+        _check(model, output)
+    return 0
+
+
+def _model_path(model):
+    if os.path.isdir(model):
+        model = os.path.join(model, "best.keras")
+    if not model.endswith(".keras") or not os.path.isfile(model):
+        raise FileNotFoundError(
+            f"--model: no .keras file at {model!r}. Pass the output folder of "
+            "`albert-keras finetune` (with best.keras) or a classifier .keras."
+        )
+    return model
+
+
+def _check(model, output):
+    """Runs the file on random ids and prints its max abs diff from Keras."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        print("Not checked: `pip install ai-edge-litert` to run the file.")
+        return
+    import numpy as np
+
+    config = model.backbone.config
+    rng = np.random.default_rng(0)
+    length = min(128, config.max_position_embeddings)
+    inputs = {
+        "token_ids": rng.integers(0, config.vocab_size, (2, length), "int32"),
+        "segment_ids": np.zeros((2, length), "int32"),
+        "padding_mask": np.ones((2, length), "int32"),
+    }
+    inputs["padding_mask"][1, length // 2 :] = 0
+    runner = Interpreter(model_path=output).get_signature_runner("serving_default")
+    logits = runner(**inputs)["logits"]
+    expected = np.asarray(model(inputs, training=False)["logits"])
+    print(
+        f"LiteRT vs Keras on 2 x {length} random ids: max abs diff of the logits "
+        f"{np.max(np.abs(logits - expected)):.2e} (largest logit "
+        f"{np.max(np.abs(expected)):.2e})"
+    )
