@@ -63,6 +63,18 @@ KERAS_HUB_NAME_TABLE: tuple[tuple[str, str], ...] = (
     ("bert/pooler/dense/kernel", "pooled_dense.kernel"),
     ("bert/pooler/dense/bias", "pooled_dense.bias"),
 )
+# Our task heads with a keras-hub task: (keras-hub class, rows of (official
+# name, attribute path from the task, transposed?)). The official
+# run_classifier head stores [classes, H]; keras-hub's Dense [H, classes].
+KERAS_HUB_TASKS = {
+    "classifier": (
+        "AlbertTextClassifier",
+        (
+            ("output_weights", "output_dense.kernel", True),
+            ("output_bias", "output_dense.bias", False),
+        ),
+    ),
+}
 PROJECTION = "bert/encoder/embedding_hidden_mapping_in/"
 # keras-hub's only activation: the tanh GELU (the official "gelu").
 KERAS_HUB_ACTIVATIONS = ("gelu", "gelu_new")

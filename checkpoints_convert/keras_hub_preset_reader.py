@@ -10,13 +10,16 @@ import numpy as np
 from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.keras_hub_names import (
+    KERAS_HUB_TASKS,
     PROJECTION,
     albert_config_values,
     keras_hub_names,
 )
 from checkpoints_convert.keras_hub_writer import hub_variable, import_keras_hub
+from checkpoints_convert.name_row import TRANSPOSE
 
 PRESET_CONFIG = "config.json"
+TASK_CONFIG = "task.json"
 PRESET_WEIGHTS = ("model.weights.h5", "model.weights.json")  # whole, sharded
 PRESET_VOCAB = os.path.join("assets", "tokenizer", "vocabulary.spm")
 
@@ -36,8 +39,11 @@ class KerasHubPresetReader:
     and every weight is presented under its official TF1 name and layout
     (`KERAS_HUB_NAME_TABLE`), so `load_official_checkpoint` converts it with
     the same checks as a release. A preset of another model (BERT, ...) is
-    refused naming its class. keras-hub always has the embedding projection;
-    where E == H the official model has none, and it must be the identity.
+    refused naming its class. An `AlbertTextClassifier` task preset gives
+    the official run_classifier head too (`output_weights`, `output_bias`);
+    other keras-hub task heads are reported as skipped. keras-hub always
+    has the embedding projection; where E == H the official model has none,
+    and it must be the identity.
 
     Args:
         path: the preset folder (`config.json`, `model.weights.h5`).
@@ -68,6 +74,7 @@ class KerasHubPresetReader:
             variable = hub_variable(hub, variable_path)
             self._stored[name] = np.asarray(variable.numpy(), dtype=np.float32)
         self._official_layouts(hub)
+        self._read_task(keras_hub)
         vocab = os.path.join(self.path, PRESET_VOCAB)
         self.vocab_path = vocab if os.path.isfile(vocab) else None
 
@@ -89,6 +96,22 @@ class KerasHubPresetReader:
                 "(and albert-keras) has no projection when E == H, so these "
                 "weights cannot be loaded. Use keras-hub for this model."
             )
+
+    def _read_task(self, keras_hub):
+        """The head of a task preset (`task.json`) keras-hub and we share."""
+        path = os.path.join(self.path, TASK_CONFIG)
+        if not os.path.isfile(path):
+            return
+        with open(path, encoding="utf-8") as f:
+            class_name = json.load(f).get("class_name")
+        rows = {c: r for c, r in KERAS_HUB_TASKS.values()}.get(class_name)
+        if rows is None:
+            self.foreign_heads = (f"keras-hub {class_name} head ({TASK_CONFIG})",)
+            return
+        task = getattr(keras_hub.models, class_name).from_preset(self.path)
+        for name, variable_path, transposed in rows:
+            value = np.asarray(hub_variable(task, variable_path).numpy(), "float32")
+            self._stored[name] = TRANSPOSE(value) if transposed else value
 
     def load_config(self):
         """The `AlbertConfig` of the preset's `config.json`."""

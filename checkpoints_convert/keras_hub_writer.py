@@ -8,12 +8,17 @@ import numpy as np
 
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.keras_hub_names import (
+    KERAS_HUB_TASKS,
     PROJECTION,
     keras_hub_config,
     keras_hub_names,
 )
 from checkpoints_convert.name_row import TRANSPOSE
-from checkpoints_convert.official_layout import backbone_of, official_weights
+from checkpoints_convert.official_layout import (
+    backbone_of,
+    model_heads,
+    official_weights,
+)
 
 
 def import_keras_hub():
@@ -84,6 +89,45 @@ def to_keras_hub_backbone(model, dtype=None):
     return hub
 
 
+def _official_values(model, part):
+    """{official name: value in the official layout} of one part of `model`."""
+    values = {}
+    for entry in official_weights(model):
+        if entry.row.part == part:
+            value = np.asarray(entry.variable.numpy(), dtype=np.float32)
+            if entry.row.transform is TRANSPOSE:
+                value = TRANSPOSE(value)
+            values[entry.name] = value
+    return values
+
+
+def to_keras_hub_task(model, hub, vocab=None):
+    """The keras-hub task of our classifier (`AlbertTextClassifier`, with a
+    preprocessor when `vocab` is given), or None for other models."""
+    heads = model_heads(model)
+    if len(heads) != 1 or heads[0] not in KERAS_HUB_TASKS:
+        return None
+    keras_hub = import_keras_hub()
+    class_name, rows = KERAS_HUB_TASKS[heads[0]]
+    preprocessor = None
+    if vocab is not None:
+        preprocessor = keras_hub.models.AlbertTextClassifierPreprocessor(
+            tokenizer=keras_hub.models.AlbertTokenizer(proto=os.fspath(vocab)),
+            sequence_length=hub.max_sequence_length,
+        )
+    task = getattr(keras_hub.models, class_name)(
+        hub,
+        num_classes=model.num_classes,
+        preprocessor=preprocessor,
+        dropout=model.dropout,
+    )
+    values = _official_values(model, heads[0])
+    for name, path, transposed in rows:
+        value = TRANSPOSE(values[name]) if transposed else values[name]
+        hub_variable(task, path).assign(value)
+    return task
+
+
 def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     """Writes a model as a keras-hub preset folder, with its tokenizer.
 
@@ -91,8 +135,12 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     `model.weights.h5`, `metadata.json`; with `vocab` also `tokenizer.json`
     and `assets/tokenizer/vocabulary.spm`), so
     `keras_hub.models.AlbertBackbone.from_preset(folder)` and
-    `keras_hub.models.AlbertTokenizer.from_preset(folder)` read it. Only the
-    backbone is written (task heads have no keras-hub counterpart here).
+    `keras_hub.models.AlbertTokenizer.from_preset(folder)` read it. A
+    classifier is written as keras-hub's `AlbertTextClassifier` too
+    (`task.json`, `task.weights.h5`, `preprocessor.json`;
+    `keras_hub.models.TextClassifier.from_preset` reads it); other task
+    models as their backbone only (keras-hub's MLM head is not the official
+    one: LayerNorm epsilon 1e-5, the official 1e-12).
     The folder appears whole or not at all (written beside, then renamed).
 
     Configs keras-hub cannot represent raise `ConversionError` naming the
@@ -118,12 +166,13 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     folder = os.fspath(folder)
     hub = to_keras_hub_backbone(model, dtype=dtype)
+    task = to_keras_hub_task(model, hub, vocab)
     tokenizer = None
-    if vocab is not None:
+    if vocab is not None and task is None:
         tokenizer = import_keras_hub().models.AlbertTokenizer(proto=os.fspath(vocab))
 
     def save(temporary):
-        hub.save_to_preset(temporary)
+        (task or hub).save_to_preset(temporary)
         if tokenizer is not None:
             tokenizer.save_to_preset(temporary)
 

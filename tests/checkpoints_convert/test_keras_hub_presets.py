@@ -237,3 +237,25 @@ def test_keras_hub_tokenizer_ids(tmp_path):
     accented = ["the café was naïve, said émile to zoë.", "déjà vu at the château"]
     assert not any(same(accented))
     assert all(same([official(t) for t in accented]))
+
+
+def test_classifier_as_keras_hub_text_classifier(tmp_path):
+    ours = _randomized(AlbertClassifier(AlbertBackbone(TINY), num_classes=3))
+    folder = ours.save_to_preset(str(tmp_path / "ours"), tokenizer=SPM_MODEL_PATH)
+    theirs = keras_hub.models.TextClassifier.from_preset(folder)
+    assert type(theirs).__name__ == "AlbertTextClassifier"
+    x = _inputs()
+    assert max_abs_diff(theirs(x), ours(x)["logits"]) < TOLERANCE
+    back = AlbertClassifier.from_preset(folder)
+    assert back.num_classes == 3
+    assert max_abs_diff(back(x)["logits"], ours(x)["logits"]) == 0
+    backbone = AlbertBackbone.from_preset(folder)
+    assert backbone.conversion_report.skipped_heads == ("output_weights", "output_bias")
+    # keras-hub's own task preset, random weights, into ours.
+    hub_task = keras_hub.models.AlbertTextClassifier(
+        keras_hub.models.AlbertBackbone.from_preset(folder), num_classes=2
+    )
+    _randomized(hub_task, seed=2)
+    hub_task.save_to_preset(str(tmp_path / "theirs"))
+    mine = AlbertClassifier.from_preset(str(tmp_path / "theirs"))
+    assert max_abs_diff(mine(x)["logits"], hub_task(x)) < TOLERANCE
