@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import warnings
 
 # The config entry; float models leave it out (their configs stay as before).
@@ -90,8 +92,25 @@ def quantize_again(model, modes: dict, skip=None) -> None:
         def wanted(layer, mode=mode):
             return id(layer) in own_ids and modes.get(layer.path) == mode
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _one_collection():
             # "Layer X does not have a `quantize` method": only the layers
             # filtered in are quantized, the others are asked too.
             warnings.simplefilter("ignore", UserWarning)
             model.quantize(mode, filters=wanted)
+
+
+@contextlib.contextmanager
+def _one_collection():
+    """One `gc.collect()` at the end instead of one per float kernel dropped.
+
+    Keras's `Layer.__delattr__` collects after each variable it deletes, which
+    takes ~0.4 s in a process that has imported TensorFlow: seconds per load
+    for the random kernels that `quantize` replaces here.
+    """
+    collect = gc.collect
+    gc.collect = lambda generation=2: 0
+    try:
+        yield
+    finally:
+        gc.collect = collect
+        collect()

@@ -4,9 +4,10 @@ The weights are random with the spread of trained ALBERT kernels (std 0.05),
 so attention is neither uniform nor one-hot. Tolerance: max abs diff of int8
 vs float32 below 5% of the largest float32 output, or 0.01 for outputs near 0
 (Keras's int8 `Dense` quantizes kernels per column and every input row on the
-fly; measured here 0.2% to 1.3%).
+fly; measured here 0.4% to 2.6%, SOP logits 0.005).
 """
 
+import gc
 import os
 
 import keras
@@ -44,7 +45,16 @@ ABSOLUTE_FLOOR = 0.01  # for outputs near 0 (the SOP logits of random weights)
 
 
 def tolerance(float_output):
-    return max(RELATIVE_TOLERANCE * float(np.max(np.abs(float_output))), ABSOLUTE_FLOOR)
+    magnitude = np.abs(np.asarray(float_output))
+    largest = float(np.max(magnitude[magnitude < 1e9]))  # not masked (-1e30) ones
+    return max(RELATIVE_TOLERANCE * largest, ABSOLUTE_FLOOR)
+
+
+@pytest.fixture(autouse=True)
+def one_collection(monkeypatch):
+    """Keras collects garbage after each float kernel `quantize` drops (0.4 s
+    each in a test process): not what these tests measure."""
+    monkeypatch.setattr(gc, "collect", lambda generation=2: 0)
 
 
 def build(kind, config=CONFIG):
@@ -76,23 +86,27 @@ def float_outputs(tree):
     }
 
 
+def quantize_and_compare(kind):
+    """The model, its inputs and its int8 outputs, checked against float32."""
+    model, x = build(kind)
+    randomize(model, seed=5, scale=0.05)
+    expected = float_outputs(model(x, training=False))
+    model.quantize("int8")
+    backbone = model if kind == "backbone" else model.backbone
+    assert backbone.get_layer("encoder").block(0).attention.query.kernel.dtype == "int8"
+    quantized = float_outputs(model(x, training=False))
+    for key, value in expected.items():
+        diff = max_abs_diff(quantized[key], value)
+        assert 0 < diff < tolerance(value), (key, diff, tolerance(value))
+    return model, x, quantized
+
+
 @pytest.mark.parametrize(
     "kind",
     ["backbone", "pretrainer", "classifier", "span_qa", "squad_v2", "multiple_choice"],
 )
 def test_int8_is_close_to_float32_and_saves(kind, tmp_path):
-    model, x = build(kind)
-    randomize(model, seed=5, scale=0.05)
-    expected = float_outputs(model(x, training=False))
-    model.quantize("int8")
-    query = model.get_layer("encoder") if kind == "backbone" else None
-    query = (query or model.backbone.get_layer("encoder")).block(0).attention.query
-    assert query.kernel.dtype == "int8"
-    quantized = float_outputs(model(x, training=False))
-    for key, value in expected.items():
-        diff = max_abs_diff(quantized[key], value)
-        assert 0 < diff < tolerance(value), (key, diff, tolerance(value))
-
+    model, x, quantized = quantize_and_compare(kind)
     path = str(tmp_path / "int8.keras")
     model.save(path)
     restored = keras.saving.load_model(path)
@@ -120,15 +134,15 @@ def test_int8_text_model_exports_a_text_in_saved_model(tmp_path):
     randomize(classifier, seed=5, scale=0.05)
     model = with_tokenizer(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)
     texts = ["A fine, witty film.", "Dull and long, so long."]
-    expected = model.predict(texts, verbose=0)["logits"]
+    expected = model(texts)["logits"]
     model.quantize("int8")
-    quantized = model.predict(texts, verbose=0)["logits"]
+    quantized = model(texts)["logits"]
     diff = max_abs_diff(quantized, expected)
     assert 0 < diff < tolerance(expected), diff
 
     model.save(str(tmp_path / "text.keras"))
     restored = keras.saving.load_model(str(tmp_path / "text.keras"))
-    assert max_abs_diff(restored.predict(texts, verbose=0)["logits"], quantized) == 0
+    assert max_abs_diff(restored(texts)["logits"], quantized) == 0
     restored.export(str(tmp_path / "sm"), verbose=False)
     loaded = tf.saved_model.load(str(tmp_path / "sm"))  # kept: it owns the weights
     served = loaded.serve(tf.constant(texts))
