@@ -100,6 +100,11 @@ class _ReportingLoader(importlib.abc.Loader):
     def create_module(self, spec):
         return self.loader.create_module(spec)
 
+    def __getattr__(self, name):
+        # The rest of the wrapped loader's interface: `get_code` (what
+        # `python -m` runs), `get_source`, `is_package`, resources.
+        return getattr(self.loader, name)
+
     def exec_module(self, module):
         # The module sees its own loader (importlib.resources, reload).
         module.__loader__ = self.loader

@@ -157,3 +157,15 @@ def test_jax_without_tensorflow_loads_the_models(order, saved):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "LOADED" in result.stdout
+
+
+def test_python_dash_m_runs_the_commands():
+    """`python -m albert_keras.cli` (runpy asks the import watcher's loader for
+    the module's code)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_keras.cli", "create-data", "--help"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "--max-seq-length" in result.stdout

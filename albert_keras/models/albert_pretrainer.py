@@ -246,7 +246,12 @@ def _label_logits(logits, ids):
 
 
 def _flat(labels):
-    """Labels as a vector: NumPy stays NumPy (a `PyDataset` batch), tensors ops."""
+    """Labels as a vector, in their own kind: NumPy (a `PyDataset` batch), a
+    `tf.Tensor` (in `tf.data`, whatever the backend), or a backend tensor."""
     if isinstance(labels, np.ndarray):
         return labels.reshape(-1)
+    if type(labels).__module__.startswith("tensorflow"):
+        import tensorflow as tf
+
+        return tf.reshape(labels, (-1,))
     return ops.reshape(labels, (-1,))

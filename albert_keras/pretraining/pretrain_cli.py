@@ -15,7 +15,6 @@ from albert_keras.pretraining.pretrain_inputs import (
     load_init_pretrainer,
     prepare_text,
     report_data,
-    report_held_out,
     resolve_defaults,
     run_records,
     run_vocabulary,
@@ -25,6 +24,7 @@ from albert_keras.pretraining.pretrain_inputs import (
 
 def add_parsers(subparsers):
     from albert_keras.pretraining.create_data_cli import add_data_arguments, add_parser
+    from albert_keras.pretraining.pretrain_arguments import add_pretrain_arguments
 
     add_parser(subparsers)  # create-data
 
@@ -41,190 +41,8 @@ def add_parsers(subparsers):
     add_data_arguments(
         pretrain, max_seq_length=None, max_predictions_per_seq=None, dupe_factor=2
     )
-    _add_input_arguments(pretrain)
-    _add_training_arguments(pretrain)
-    _add_run_arguments(pretrain)
+    add_pretrain_arguments(pretrain)
     pretrain.set_defaults(run=run_pretrain)
-
-
-def _add_input_arguments(pretrain):
-    """What is trained and scored on besides the data flags: --held-out-every
-    to --eval-steps."""
-    pretrain.add_argument(
-        "--held-out-every",
-        type=int,
-        help="hold out every k-th document of each --input file (whole) and "
-        "report MLM and SOP accuracy on them (default: 10 for the embedded "
-        "corpus, none for --input)",
-    )
-    pretrain.add_argument(
-        "--vocab-size",
-        type=int,
-        help="train a SentencePiece vocabulary of this many pieces on the "
-        "training documents first (instead of --vocab; the embedded "
-        "austen-8k.model fits 19th-century English prose, not other text)",
-    )
-    pretrain.add_argument("--records", help="TFRecords to train on (skip create-data)")
-    pretrain.add_argument("--eval-records", help="held-out TFRecords")
-    pretrain.add_argument(
-        "--eval-steps", type=int, help="held-out batches per evaluation (default all)"
-    )
-
-
-def _add_training_arguments(pretrain):
-    """The model and its optimization: --preset to --optimizer."""
-    pretrain.add_argument(
-        "--preset",
-        default="albert_small",
-        help="model size: albert_tiny, albert_small (4 layers, H=256), base, "
-        "large, xlarge, xxlarge or an albert_*_v1/v2 name (default: %(default)s)",
-    )
-    pretrain.add_argument("--config", help="albert_config.json instead of a preset")
-    pretrain.add_argument(
-        "--batch-size",
-        type=int,
-        default=32,
-        help="global batch, over all replicas (default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--steps", type=int, help="default 1000, or 400 for the embedded corpus"
-    )
-    pretrain.add_argument(
-        "--warmup-steps",
-        type=int,
-        default=100,
-        help="steps of linear warm-up, then linear decay to 0 at --steps "
-        "(default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--learning-rate",
-        type=float,
-        default=5e-3,
-        help="peak learning rate (default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--weight-decay",
-        type=float,
-        default=0.01,
-        help="LAMB weight decay, not on LayerNorm parameters and biases "
-        "(default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--optimizer",
-        default="lamb",
-        choices=["lamb", "lamb_official"],
-        help="lamb: keras.optimizers.Lamb; lamb_official: the official ALBERT "
-        "LAMBOptimizer's update (no bias correction, decay inside the trust "
-        "ratio) (default: %(default)s)",
-    )
-
-
-def _add_run_arguments(pretrain):
-    """How the run goes: its folder, epochs, checkpoints, devices, a start
-    from a model."""
-    pretrain.add_argument(
-        "--output-dir",
-        default="runs/pretrain",
-        help="the run's folder: data, checkpoints, curves.png, pretrainer.keras; "
-        "the same command again resumes there (default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--steps-per-epoch",
-        type=int,
-        help="steps per Keras epoch (a progress bar, a held-out evaluation and "
-        "a history.csv row each); it must divide --steps (default: the "
-        "largest such number up to 100)",
-    )
-    pretrain.add_argument(
-        "--save-every",
-        type=int,
-        default=100,
-        help="steps between checkpoints; a killed run resumes from the last "
-        "(default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--keep-checkpoints",
-        type=int,
-        default=3,
-        help="checkpoints kept, the newest (default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--steps-per-execution",
-        type=int,
-        default=1,
-        help="steps per compiled call (fewer round trips on a TPU); it must "
-        "divide --steps, --steps-per-epoch and --save-every (default: "
-        "%(default)s)",
-    )
-    pretrain.add_argument(
-        "--strategy",
-        default="auto",
-        choices=["auto", "one_device", "mirrored", "multi_worker", "tpu"],
-        help="auto: mirrored over the GPUs if there are several, else one "
-        "device; multi_worker reads TF_CONFIG (default: %(default)s)",
-    )
-    pretrain.add_argument("--tpu", help="TPU name or address for --strategy tpu")
-    _add_jax_arguments(pretrain)
-    pretrain.add_argument(
-        "--mixed-precision",
-        action="store_true",
-        help="compute in bfloat16, weights in float32 (mixed_bfloat16)",
-    )
-    pretrain.add_argument(
-        "--no-jit", action="store_true", help="disable XLA (starts faster)"
-    )
-    pretrain.add_argument(
-        "--gradient-checkpointing",
-        action="store_true",
-        help="recompute each transformer block in the backward pass: less "
-        "memory (longer sequences, bigger batches, xxlarge) for about a third "
-        "more compute; the same numbers",
-    )
-    pretrain.add_argument(
-        "--init-checkpoint",
-        help="continue pretraining from an official checkpoint (folder or prefix) "
-        "or a pretrainer.keras of an earlier run (e.g. on your task's unlabelled "
-        "text); its vocabulary is found beside it unless --vocab is given",
-    )
-    pretrain.add_argument(
-        "--init-from-group0",
-        action="store_true",
-        help="with --init-checkpoint: start every layer group of --preset or "
-        "--config from the checkpoint's group 0 (the official init_from_group0)",
-    )
-    pretrain.add_argument(
-        "--force-resume",
-        action="store_true",
-        help="resume the run in --output-dir even though training flags changed",
-    )
-
-
-def _add_jax_arguments(pretrain):
-    """How a JAX run spreads over devices: --distribution to --process-id."""
-    pretrain.add_argument(
-        "--distribution",
-        default="none",
-        choices=["none", "data", "model"],
-        help="JAX (KERAS_BACKEND=jax) only: data: keras.distribution.DataParallel, "
-        "the global batch split over every device (and host); model: "
-        "ModelParallel, the big kernels also split over --model-shards devices "
-        "(default: %(default)s, one device)",
-    )
-    pretrain.add_argument(
-        "--model-shards",
-        type=int,
-        default=2,
-        help="with --distribution model: devices each kernel is split over; the "
-        "batch is split over the rest (default: %(default)s)",
-    )
-    pretrain.add_argument(
-        "--coordinator",
-        help="JAX multi-host: host:port of process 0, with --num-processes and "
-        "--process-id (jax.distributed.initialize); 'auto' on a TPU pod or "
-        "SLURM, where JAX finds them itself",
-    )
-    pretrain.add_argument("--num-processes", type=int, help="with --coordinator")
-    pretrain.add_argument("--process-id", type=int, help="with --coordinator")
 
 
 def _check_vocabulary_size(config, vocab, vocabulary_size):
@@ -254,16 +72,21 @@ def _run_pretrain(args):
     import keras
 
     from albert_keras.models.albert_distribution import albert_distribution
+    from albert_keras.pretraining.pretrain_outputs import write_outputs
     from albert_keras.pretraining.pretraining_run import (
         held_out_sizes,
         run_pretraining,
     )
+    from albert_keras.training.worker_files import worker_private_dir
 
     keras.utils.set_random_seed(args.seed)  # data order, masking and weights
     output_dir = args.output_dir
     config = _named_config(args)
     _check_settings(args)
-    data_dir = os.path.join(output_dir, "data")
+    # Each process of a multi-process job makes its own copy of the data
+    # (the same, from the same seed): the chief in the run, the others in
+    # their private folders.
+    data_dir = os.path.join(worker_private_dir(output_dir), "data")
     inputs = held = None
     if args.records is None and not os.path.exists(stats_path(data_dir)):
         inputs, held = prepare_text(args, data_dir)
@@ -296,12 +119,13 @@ def _run_pretrain(args):
         baselines=baseline or None,
         **_training_options(args),
     )
-    name, text_model = _write_outputs(args, metrics, vocab, sizes)
+    written = write_outputs(args, metrics, vocab, sizes)
     keras.backend.clear_session()
-    print(
-        f"Wrote {output_dir}/pretrainer.keras, {name}, {text_model}"
-        "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
-    )
+    if written:  # the chief's
+        print(
+            f"Wrote {output_dir}/pretrainer.keras, {written[0]}, {written[1]}"
+            "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
+        )
     return 0
 
 
@@ -318,6 +142,10 @@ def _start_jax_processes(args):
         )
     import jax
 
+    try:  # CPU hosts (tests, CPU clusters) exchange through gloo
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except AttributeError:  # a JAX without the option
+        pass
     if args.coordinator == "auto":
         jax.distributed.initialize()
         return
@@ -476,74 +304,3 @@ def _training_options(args) -> dict:
         eval_steps=args.eval_steps,
         init_from_group0=args.init_from_group0,
     )
-
-
-def _write_outputs(args, metrics, vocab, sizes):
-    """The vocabulary and the text-in SavedModel beside the pretrainer, and the
-    held-out report; returns the vocabulary's file name and what the text
-    model became."""
-    from albert_keras.atomic_files import copy_file, write_json
-    from albert_keras.training.worker_files import is_chief
-
-    output_dir = args.output_dir
-    model = metrics.pop("model")
-    if not is_chief():  # the chief writes the run's files
-        return "", ""
-    # The vocabulary beside the model: `albert-keras finetune --init
-    # <output_dir>/pretrainer.keras` finds it there.
-    name = "vocab.model" if vocab.endswith(".model") else "vocab.txt"
-    copy_file(vocab, os.path.join(output_dir, name))
-    text_model = _export_text_model(args, model, vocab)
-    if sizes:
-        metrics.update({f"eval_{k}": v for k, v in sizes.items()})
-        write_json(os.path.join(output_dir, "metrics.json"), metrics)
-        report_held_out(args, sizes, metrics)
-    return name, text_model
-
-
-def _export_text_model(args, model, vocab):
-    """`savedmodel/`: the backbone with its tokenizer (`serve(texts)` /
-    `serve_pairs(a, b)` on tf.string give `sequence_output` and
-    `pooled_output`). TensorFlow builds it: here on TensorFlow, in a
-    TensorFlow process from `pretrainer.keras` on another backend, not at all
-    without TensorFlow."""
-    import keras
-
-    from albert_keras.lazy_imports import installed
-
-    path = os.path.join(args.output_dir, "savedmodel")
-    if keras.backend.backend() == "tensorflow":
-        export_text_model(
-            model.backbone, vocab, args.lowercase, args.max_seq_length, path
-        )
-        return "savedmodel/ (text in), "
-    if not installed("tensorflow"):
-        print("No savedmodel/ (text in): TensorFlow is not installed.", flush=True)
-        return ""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, keras; from albert_keras.pretraining.pretrain_cli import "
-        "export_text_model as e; m = keras.saving.load_model(sys.argv[1], "
-        "compile=False); e(m.backbone, sys.argv[2], sys.argv[3] == 'True', "
-        "int(sys.argv[4]), sys.argv[5])"
-    )
-    pretrainer = os.path.join(args.output_dir, "pretrainer.keras")
-    options = [pretrainer, vocab, str(args.lowercase), str(args.max_seq_length), path]
-    env = dict(os.environ, KERAS_BACKEND="tensorflow")
-    subprocess.run([sys.executable, "-c", code, *options], env=env, check=True)
-    return "savedmodel/ (text in), "
-
-
-def export_text_model(backbone, vocab, lowercase, sequence_length, path):
-    """Writes `path`: `backbone` with the tokenizer of `vocab`, text in (a
-    SavedModel, atomically). TensorFlow backend."""
-    import albert_keras.models  # noqa: F401  (registers every task model)
-    from albert_keras.atomic_files import save_atomically
-    from albert_keras.models import with_tokenizer
-    from albert_keras.tokenizers import load_tokenizer
-
-    tokenizer = load_tokenizer(vocab, lowercase=lowercase)
-    text_model = with_tokenizer(backbone, tokenizer, sequence_length)
-    save_atomically(path, lambda p: text_model.export(p, verbose=False))

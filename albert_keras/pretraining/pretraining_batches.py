@@ -78,17 +78,24 @@ class PretrainingBatches(keras.utils.PyDataset):
         return self._order[1][rows]
 
     def __getitem__(self, index):
+        return self._batch(index, split=True)
+
+    def _batch(self, index, split):
         if not 0 <= index < len(self):
             raise IndexError(f"batch {index} of {len(self)}")
         rows = self._rows(self.skip + index)
         process, processes = _jax_process()
-        if processes > 1:
+        if split and processes > 1:
             rows = np.array_split(rows, processes)[process]
         batch = {k: v[rows] for k, v in self.features.items()}
         return AlbertPretrainer.features_to_xy(batch)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
+
+    def global_batches(self):
+        """The whole batches, also in a multi-process job (for statistics)."""
+        return (self._batch(i, split=False) for i in range(len(self)))
 
 
 def _jax_process():

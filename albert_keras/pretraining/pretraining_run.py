@@ -10,7 +10,6 @@ import warnings
 from collections.abc import Callable
 
 import keras
-import numpy as np
 
 from albert_keras.atomic_files import save_atomically, write_json
 from albert_keras.config import AlbertConfig
@@ -19,6 +18,10 @@ from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 from albert_keras.models.weight_copy import copy_weights
+from albert_keras.pretraining.held_out_statistics import (  # noqa: F401
+    held_out_sizes,
+    unigram_accuracy,
+)
 from albert_keras.training.history_csv import HistoryCsv, read_history_rows
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
@@ -252,6 +255,10 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
 def _training_batches(dataset, count):
     """`count` training batches as `fit`'s (x, y) (a `PyDataset` already is)."""
     if isinstance(dataset, keras.utils.PyDataset):
+        distribution = keras.distribution.distribution()
+        if distribution is not None:
+            # `PretrainingBatches` gives each process its rows already.
+            distribution.auto_shard_dataset = False
         return dataset
     return dataset.take(count).map(AlbertPretrainer.features_to_xy)
 
@@ -289,7 +296,9 @@ def _compiled_pretrainer(model, optimizer, jit_compile, steps_per_execution):
     """`model` compiled, its optimizer's variables made (in the strategy's scope)."""
     model.compile(
         optimizer=optimizer,
-        jit_compile=jit_compile,
+        # On torch, Keras's jit_compile is torch.compile: minutes of
+        # compilation for no gain on these graphs; eager there.
+        jit_compile=jit_compile and keras.backend.backend() != "torch",
         steps_per_execution=steps_per_execution,
     )
     model.optimizer.build(model.trainable_variables)
@@ -386,44 +395,3 @@ def _final_metrics(model, seconds, eval_dataset, eval_steps) -> dict:
         )
         metrics.update({f"eval_{k}": float(v) for k, v in evaluated.items()})
     return metrics
-
-
-def unigram_accuracy(dataset, steps: int | None = None) -> float:
-    """MLM accuracy of always predicting the most frequent masked token (a baseline)."""
-    return held_out_sizes(dataset, steps)["mlm_unigram_baseline"]
-
-
-def held_out_sizes(dataset, steps: int | None = None) -> dict:
-    """What held-out accuracies are computed on, and the unigram baseline.
-
-    Args:
-        dataset: batches of official features, e.g. a held-out set, or of
-            `(x, y)` (a `PretrainingBatches`).
-        steps: the batches evaluated (None: all).
-
-    Returns: {"sop_pairs": instances (one SOP prediction each),
-        "mlm_predictions": masked positions (the weights' sum),
-        "mlm_unigram_baseline": MLM accuracy of always predicting the most
-        frequent masked token}.
-    """
-    counts: dict[int, float] = {}
-    total, pairs = 0.0, 0
-    for i, features in enumerate(dataset):
-        if steps is not None and i >= steps:
-            break
-        if isinstance(features, tuple):  # (x, y)
-            features = {
-                "masked_lm_ids": features[1]["mask_ids"],
-                "masked_lm_weights": features[1]["mask_weights"],
-            }
-        ids = np.asarray(features["masked_lm_ids"])
-        weights = np.asarray(features["masked_lm_weights"])
-        pairs += len(ids)
-        for token, weight in zip(ids.ravel(), weights.ravel(), strict=True):
-            counts[int(token)] = counts.get(int(token), 0.0) + float(weight)
-        total += float(weights.sum())
-    return {
-        "sop_pairs": pairs,
-        "mlm_predictions": int(round(total)),
-        "mlm_unigram_baseline": max(counts.values()) / total if total else 0.0,
-    }

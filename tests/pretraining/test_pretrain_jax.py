@@ -1,0 +1,196 @@
+"""`albert-keras pretrain` on JAX without TensorFlow: one device, `--distribution
+data` over 8, `--distribution model` over a 2 x 4 mesh, a kill and its resume,
+and two JAX processes (`jax.distributed`, gloo on the CPU)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+JOB = os.path.join(HERE, "jax_pretrain_job.py")
+ENV = dict(
+    os.environ,
+    KERAS_BACKEND="jax",
+    TF_CPP_MIN_LOG_LEVEL="3",
+    XLA_FLAGS="--xla_force_host_platform_device_count=8",
+)
+
+
+def _write_text(work):
+    """A small corpus of the embedded text: documents of 4 paragraphs."""
+    from albert_keras.sample_text import read_paragraphs
+
+    paragraphs = read_paragraphs()[:480]
+    docs = ["\n".join(paragraphs[i : i + 4]) for i in range(0, len(paragraphs), 4)]
+    (work / "train.txt").write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    work = tmp_path_factory.mktemp("jax_pretrain")
+    _write_text(work)
+    names = ["one", "data", "model", "killed"]
+    result = subprocess.run(
+        [sys.executable, JOB, str(work), *names],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return work, report, result.stdout
+
+
+def _weights(folder):
+    model = keras.saving.load_model(folder / "pretrainer.keras")
+    return {w.path: keras.ops.convert_to_numpy(w) for w in model.weights}
+
+
+def _max_diff(a, b):
+    assert a.keys() == b.keys()
+    return max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
+
+
+def test_data_and_model_parallel_equal_one_device(runs):
+    work, report, _ = runs
+    assert report["devices"] == 8
+    one = _weights(work / "one")
+    for name in ("data", "model"):
+        assert _max_diff(_weights(work / name), one) < 2e-5, name
+        # Static shapes: after the first epoch, no step or held-out
+        # evaluation compiles again (what a TPU needs).
+        assert report[name]["compiles_after_first_epoch"] == 0, report
+        metrics = json.loads((work / name / "metrics.json").read_text())
+        reference = json.loads((work / "one" / "metrics.json").read_text())
+        assert metrics["global_step"] == 10
+        assert abs(metrics["eval_loss"] - reference["eval_loss"]) < 1e-4
+
+
+def test_killed_run_resumes_at_its_checkpoint_and_ends_as_uninterrupted(runs):
+    work, report, stdout = runs
+    assert report["killed"] == "killed at step 7"
+    assert "Resuming from step 5" in stdout
+    assert _max_diff(_weights(work / "killed"), _weights(work / "one")) < 1e-5
+    checkpoints = sorted(os.listdir(work / "killed" / "checkpoints"))
+    assert checkpoints == ["ckpt-10.npz", "ckpt-5.npz"]
+    rows = (work / "killed" / "history.csv").read_text().splitlines()
+    assert len(rows) == 3  # header + 2 epochs, the killed epoch's row replaced
+    assert os.listdir(work / "killed" / "logs" / "train")  # TensorBoard
+    assert (work / "killed" / "curves.png").stat().st_size > 1000
+    assert not (work / "killed" / "savedmodel").exists()  # needs TensorFlow
+
+
+def test_jax_pretrainer_loads_under_tensorflow_with_equal_outputs(runs):
+    work, _, _ = runs
+    assert keras.backend.backend() == "tensorflow"
+    for name in ("one", "model"):
+        _assert_outputs_under_tensorflow(work / name)
+
+
+def _assert_outputs_under_tensorflow(folder):
+    """The run's `pretrainer.keras` gives here the outputs its run computed."""
+    model = keras.saving.load_model(folder / "pretrainer.keras")
+    saved = dict(np.load(folder / "outputs.npz"))
+    x = {k: saved[k] for k in model.input.keys()}
+    ours = model.predict(x, verbose=0)
+    for key in ("mlm_logits", "sop_logits"):
+        assert np.max(np.abs(ours[key] - saved[key])) < 1e-4, (folder, key)
+
+
+def test_torch_backend_pretrains_without_tensorflow(runs):
+    """KERAS_BACKEND=torch: the same command (eager), checkpoints and a
+    `pretrainer.keras` that TensorFlow loads with the torch run's outputs."""
+    work, _, _ = runs
+    env = dict(ENV, KERAS_BACKEND="torch")
+    result = subprocess.run(
+        [sys.executable, JOB, str(work), "torch"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    out = work / "torch"
+    assert sorted(os.listdir(out / "checkpoints")) == ["ckpt-10.npz", "ckpt-5.npz"]
+    history = (out / "history.csv").read_text().splitlines()
+    assert len(history) == 3
+    _assert_outputs_under_tensorflow(out)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_jax_processes_train_data_parallel_and_checkpoint(runs, tmp_path):
+    """Two processes on 127.0.0.1, one CPU device each (`jax.distributed`)."""
+    work, _, _ = runs
+    port = _free_port()
+    env = {k: v for k, v in ENV.items() if k != "XLA_FLAGS"}
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import jax_pretrain_job as j; "
+        "j.EXTRA['two'] = ['--distribution', 'data', '--coordinator', sys.argv[3], "
+        "'--num-processes', '2', '--process-id', sys.argv[4]]; "
+        "sys.exit(j.run(sys.argv[2], 'two'))"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, HERE, str(work), f"127.0.0.1:{port}", str(i)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in (0, 1)
+    ]
+    logs = [w.communicate(timeout=600)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], logs[0][-3000:] + logs[1][-3000:]
+    assert "2 device(s)" in logs[0]
+    two = work / "two"
+    assert sorted(os.listdir(two / "checkpoints")) == ["ckpt-10.npz", "ckpt-5.npz"]
+    assert not any(name.startswith(".process") for name in os.listdir(two))
+    assert _max_diff(_weights(two), _weights(work / "one")) < 2e-5
+
+
+def test_jax_with_tensorflow_reads_tfrecords_and_exports_the_text_model(runs):
+    """With TensorFlow installed, JAX trains on the TFRecords through tf.data and
+    the text SavedModel is built in a TensorFlow process."""
+    work, _, _ = runs
+    out = work / "tf_data"
+    args = ["--input", str(work / "train.txt"), "--output-dir", str(out)]
+    flags = [
+        "--preset", "albert_tiny", "--steps", "5", "--batch-size", "16",
+        "--save-every", "5", "--max-seq-length", "32",
+        "--max-predictions-per-seq", "5", "--distribution", "data",
+    ]  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_keras.cli", "pretrain", *args, *flags],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "8 device(s)" in result.stdout
+    assert any(n.endswith(".tfrecord") for n in os.listdir(out / "data" / "train"))
+    assert os.listdir(out / "checkpoints") == ["ckpt-5.npz"]
+    import tensorflow as tf
+
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import AlbertTokenizer
+
+    texts = tf.constant(["It is a truth universally acknowledged.", "Emma smiled."])
+    served = tf.saved_model.load(str(out / "savedmodel")).serve(texts)
+    pretrainer = keras.saving.load_model(out / "pretrainer.keras")
+    tokenizer = AlbertTokenizer(str(out / "vocab.model"))
+    here = with_tokenizer(pretrainer.backbone, tokenizer, 32)(texts, training=False)
+    for key in ("pooled_output", "sequence_output"):
+        assert np.max(np.abs(served[key].numpy() - here[key].numpy())) < 1e-5
