@@ -91,3 +91,29 @@ def albert_distribution(kind: str = "none", model_shards: int = 2):
     return keras.distribution.ModelParallel(
         layout_map=albert_layout_map(mesh), batch_dim_name="batch"
     )
+
+
+def check_model_shards(config, model_shards: int) -> None:
+    """Refuses a config whose split sizes do not divide by `model_shards`.
+
+    Args:
+        config: an `AlbertConfig`.
+        model_shards: the "model" axis of `albert_distribution("model", ...)`.
+
+    Example:
+    >>> from albert_keras.config import AlbertConfig
+    >>> check_model_shards(AlbertConfig.from_preset("albert_tiny"), 2)
+    """
+    sizes = {
+        "hidden_size": config.hidden_size,
+        "intermediate_size": config.intermediate_size,
+        "vocab_size": config.vocab_size,
+    }
+    bad = {name: size for name, size in sizes.items() if size % model_shards}
+    if bad:
+        raise ValueError(
+            f"--model-shards {model_shards} does not divide {bad}: ModelParallel "
+            "splits these sizes over the shards. Pick a --model-shards dividing "
+            "them (a --vocab-size that is a multiple of it, e.g. 32000), or "
+            "--distribution data."
+        )

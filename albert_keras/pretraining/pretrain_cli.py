@@ -71,7 +71,10 @@ def run_pretrain(args):
 def _run_pretrain(args):
     import keras
 
-    from albert_keras.models.albert_distribution import albert_distribution
+    from albert_keras.models.albert_distribution import (
+        albert_distribution,
+        check_model_shards,
+    )
     from albert_keras.pretraining.pretrain_outputs import write_outputs
     from albert_keras.pretraining.pretraining_run import (
         held_out_sizes,
@@ -104,6 +107,8 @@ def _run_pretrain(args):
         init_model = load_init_pretrainer(args.init_checkpoint)
         config = _continued_config(args, config, init_model)
         _check_vocabulary_size(config, vocab, vocabulary_size)
+    if args.distribution == "model":
+        check_model_shards(config, args.model_shards)
     _print_plan(args, config, _device_count(strategy, distribution), data_dir, sizes)
     baseline = sizes and {
         "mlm_accuracy": ("unigram baseline", sizes["mlm_unigram_baseline"])

@@ -194,3 +194,25 @@ def test_jax_with_tensorflow_reads_tfrecords_and_exports_the_text_model(runs):
     here = with_tokenizer(pretrainer.backbone, tokenizer, 32)(texts, training=False)
     for key in ("pooled_output", "sequence_output"):
         assert np.max(np.abs(served[key].numpy() - here[key].numpy())) < 1e-5
+
+
+def test_model_shards_must_divide_the_split_sizes():
+    from albert_keras.config import AlbertConfig
+    from albert_keras.models.albert_distribution import check_model_shards
+
+    config = AlbertConfig.from_preset("albert_tiny")  # H 64, I 128, V 1000
+    check_model_shards(config, 4)
+    with pytest.raises(ValueError, match=r"--model-shards 3 does not divide"):
+        check_model_shards(config, 3)
+    with pytest.raises(ValueError, match=r"'vocab_size': 30001"):
+        check_model_shards(config.replace(vocab_size=30001), 4)
+
+
+def test_distribution_flags_on_the_wrong_backend_are_refused():
+    from albert_keras.models.albert_distribution import albert_distribution
+
+    assert albert_distribution("none") is None
+    with pytest.raises(ValueError, match="runs on JAX.*use --strategy"):
+        albert_distribution("data")  # the tests' backend is TensorFlow
+    with pytest.raises(ValueError, match="Unknown distribution"):
+        albert_distribution("pipeline")
