@@ -35,7 +35,7 @@ from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig  # noqa:
 from albert_keras.models.litert_export import export_litert  # noqa: E402
 
 SMOKE_CONFIG = dict(
-    vocab_size=1000,
+    vocab_size=8000,  # the embedded SentencePiece model's, for --dev
     embedding_size=32,
     hidden_size=64,
     num_hidden_layers=4,
@@ -53,6 +53,14 @@ def parse_args(argv=None):
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--seconds", type=float, default=30.0, help="per path")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument(
+        "--dev",
+        help="a labelled .jsonl (text, label), e.g. rt_sentiment's dev.jsonl: the "
+        "accuracy of every path and its agreement with Keras float32",
+    )
+    parser.add_argument(
+        "--vocab", help="for --dev (default: beside --model, or the embedded one)"
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny config, 2 x 16")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -134,6 +142,7 @@ def measure(args):
     inputs = batch_inputs(config, args.batch, args.length)
     int8 = quantized_copy(model)
     folder = tempfile.mkdtemp(prefix="bench_int8_litert-")
+    dev = dev_batches(model, args) if args.dev else None
     files = {
         "litert_fp32": export_litert(model, os.path.join(folder, "fp32.tflite")),
         "litert_int8": export_litert(
@@ -149,6 +158,7 @@ def measure(args):
     reference = calls["keras_fp32_xla"]()
     diffs = {name: max_diff(call(), reference) for name, call in calls.items()}
     seconds = alternating_medians(calls, args.seconds)
+    accuracy = dev_accuracy(model, int8, files, dev, args.threads) if dev else None
     sizes = {name: os.path.getsize(path) for name, path in files.items()}
     for path in files.values():
         os.remove(path)
@@ -164,6 +174,56 @@ def measure(args):
         "ms_per_batch": {k: 1000 * v for k, v in seconds.items()},
         "max_abs_diff_vs_keras_fp32": diffs,
         "file_bytes": sizes,
+        "dev": accuracy,
+    }
+
+
+def dev_batches(model, args, batch_size=32):
+    """(inputs, labels) batches of the --dev file, packed at --length."""
+    from albert_keras.models import with_tokenizer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tokenizers import load_tokenizer
+
+    vocab = args.vocab or SPM_MODEL_PATH
+    if args.model and not args.vocab:
+        from checkpoints_convert.backbone_loader import find_vocabulary
+
+        vocab = find_vocabulary(args.model)
+    text_model = with_tokenizer(model, load_tokenizer(vocab), args.length)
+    with open(args.dev, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    batches = []
+    for start in range(0, len(records), batch_size):
+        chunk = records[start : start + batch_size]
+        packed = text_model.pack([r["text"] for r in chunk])
+        inputs = {k: np.asarray(v, "int32") for k, v in packed.items()}
+        batches.append((inputs, np.array([int(r["label"]) for r in chunk])))
+    return batches
+
+
+def dev_accuracy(model, int8, files, batches, threads):
+    """Accuracy of each path on the dev batches, and agreement with float32."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    predict = {
+        "keras_fp32": lambda x: model(x, training=False)["logits"],
+        "keras_int8": lambda x: int8(x, training=False)["logits"],
+    }
+    for name, path in files.items():
+        runner = Interpreter(model_path=path, num_threads=threads)
+        runner = runner.get_signature_runner("serving_default")
+        predict[name] = lambda x, runner=runner: runner(**x)["logits"]
+    labels = np.concatenate([y for _, y in batches])
+    classes = {
+        name: np.concatenate([np.argmax(call(x), -1) for x, _ in batches])
+        for name, call in predict.items()
+    }
+    return {
+        "examples": len(labels),
+        "accuracy": {k: float(np.mean(v == labels)) for k, v in classes.items()},
+        "agreement_with_keras_fp32": {
+            k: float(np.mean(v == classes["keras_fp32"])) for k, v in classes.items()
+        },
     }
 
 
@@ -194,6 +254,12 @@ def report(result):
         f"{max(rates['keras_int8_xla'], rates['keras_int8']) / reference:.2f}x; "
         f"ratio litert int8 / keras fp32: {rates['litert_int8'] / reference:.2f}x"
     )
+    if result["dev"]:
+        dev = result["dev"]
+        print(f"dev accuracy on {dev['examples']} examples (agreement with fp32):")
+        for name, accuracy in dev["accuracy"].items():
+            agreement = dev["agreement_with_keras_fp32"][name]
+            print(f"  {name:<14}{accuracy:.4f}  ({agreement:.4f})")
 
 
 def main(argv=None):

@@ -16,7 +16,8 @@ def test_smoke_run_measures_every_path(tmp_path):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     out = str(tmp_path / "result.json")
-    bench.main(["--smoke", "--seconds", "0.2", "--out", out])
+    dev = os.path.join(ROOT, "tests", "data", "tasks", "rt_sentiment", "dev.jsonl")
+    bench.main(["--smoke", "--seconds", "0.2", "--dev", dev, "--out", out])
     with open(out) as f:
         result = json.load(f)
     paths = ["keras_fp32_xla", "keras_int8_xla", "keras_int8", "litert_fp32"]
@@ -31,3 +32,8 @@ def test_smoke_run_measures_every_path(tmp_path):
     # The tiny config's graph is a fifth of its weights; base: see the docs.
     assert result["file_bytes"]["litert_fp32"] < 1.4 * parameter_bytes
     assert result["file_bytes"]["litert_int8"] < 0.6 * parameter_bytes
+    dev = result["dev"]
+    assert dev["examples"] > 10
+    assert dev["agreement_with_keras_fp32"]["keras_fp32"] == 1.0
+    assert dev["agreement_with_keras_fp32"]["litert_fp32"] == 1.0
+    assert all(0 <= accuracy <= 1 for accuracy in dev["accuracy"].values())
