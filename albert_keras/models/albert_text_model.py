@@ -25,6 +25,8 @@ class AlbertTextModel(keras.Model):
       with TensorFlow and `import tensorflow_text` (for the tokenizer ops),
       without albert_keras or Python tokenization.
     - `model.save("m.keras")`: the vocabulary travels as an asset.
+    - `model.quantize("int8")` quantizes the task model; the text model then
+      saves, loads and exports int8.
 
     Empty strings, texts of any length (cut to `sequence_length`), NULs and
     bytes that are not UTF-8 (dropped) never fail at serving time.
@@ -171,6 +173,16 @@ class AlbertTextModel(keras.Model):
             lambda text_a, text_b: self((text_a, text_b), training=False),
             input_signature=[spec, spec],
         )
+
+    def quantize(self, mode=None, **kwargs):
+        """`task_model.quantize(mode, ...)`: the tokenizer has nothing to quantize.
+
+        (Keras's own walk would also visit the tokenizer and packer, and fail
+        on them before their first call.) The text model saves, loads and
+        exports quantized.
+        """
+        self.task_model.quantize(mode, **kwargs)
+        self.predict_function = None
 
     def export_serving(self, path):
         """Same as `export(path, verbose=False)`."""

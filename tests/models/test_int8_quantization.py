@@ -148,3 +148,17 @@ def test_int8_text_model_exports_a_text_in_saved_model(tmp_path):
     served = loaded.serve(tf.constant(texts))
     assert max_abs_diff(served["logits"], quantized) < 1e-5
     assert os.path.isdir(tmp_path / "sm" / "variables")
+
+
+@pytest.mark.parametrize("kind", ["span_qa", "multiple_choice"])
+def test_int8_span_and_choice_text_models_save_and_load(kind, tmp_path):
+    # Quantized before any call: only the task model is, not the tokenizer.
+    task_model, _ = build(kind, CONFIG.replace(vocab_size=8000))
+    windows = dict(max_query_length=8, doc_stride=8) if kind == "span_qa" else {}
+    model = with_tokenizer(task_model, AlbertTokenizer(SPM_MODEL_PATH), 32, **windows)
+    model.quantize("int8")
+    model.save(str(tmp_path / "text.keras"))
+    restored = keras.saving.load_model(str(tmp_path / "text.keras"))
+    assert type(restored) is type(model)
+    pooler = restored.task_model.backbone.get_layer("pooler")
+    assert pooler.quantization_mode == "int8"
