@@ -24,6 +24,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.atomic_files import save_atomically
+from albert_keras.models.quantized_layers import quantized_layer_modes
 
 # None: float32 weights and math. "dynamic_int8": the converter's
 # dynamic-range quantization: int8 weights (per channel for matmuls), float
@@ -113,11 +114,7 @@ def _check_exportable(model, filepath, quantization):
             "span QA model or a backbone (a text-in model's `task_model`: the "
             "tokenizer stays outside the .tflite file)."
         )
-    quantized = [
-        layer.path
-        for layer in model._flatten_layers(include_self=False)
-        if layer.quantization_mode is not None
-    ]
+    quantized = list(quantized_layer_modes(model))
     if quantized:
         raise ValueError(
             f"The model is already quantized (e.g. {quantized[0]!r}): the LiteRT "
