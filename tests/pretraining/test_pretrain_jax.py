@@ -160,10 +160,11 @@ def test_two_jax_processes_train_data_parallel_and_checkpoint(runs, tmp_path):
     assert _max_diff(_weights(two), _weights(work / "one")) < 2e-5
 
 
-def test_jax_with_tensorflow_reads_tfrecords_and_exports_the_text_model(runs):
+def test_jax_with_tensorflow_reads_tfrecords_and_exports_the_text_model(tmp_path):
     """With TensorFlow installed, JAX trains on the TFRecords through tf.data and
     the text SavedModel is built in a TensorFlow process."""
-    work, _, _ = runs
+    work = tmp_path
+    _write_text(work)
     out = work / "tf_data"
     args = ["--input", str(work / "train.txt"), "--output-dir", str(out)]
     flags = [
@@ -183,12 +184,14 @@ def test_jax_with_tensorflow_reads_tfrecords_and_exports_the_text_model(runs):
     assert any(n.endswith(".tfrecord") for n in os.listdir(out / "data" / "train"))
     assert os.listdir(out / "checkpoints") == ["ckpt-5.npz"]
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the SavedModel's tokenizer ops)
 
     from albert_keras.models import with_tokenizer
     from albert_keras.tokenizers import AlbertTokenizer
 
     texts = tf.constant(["It is a truth universally acknowledged.", "Emma smiled."])
-    served = tf.saved_model.load(str(out / "savedmodel")).serve(texts)
+    loaded = tf.saved_model.load(str(out / "savedmodel"))  # kept: owns the weights
+    served = loaded.serve(texts)
     pretrainer = keras.saving.load_model(out / "pretrainer.keras")
     tokenizer = AlbertTokenizer(str(out / "vocab.model"))
     here = with_tokenizer(pretrainer.backbone, tokenizer, 32)(texts, training=False)
