@@ -18,6 +18,23 @@ import numpy as np
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
+# `run_finetuning` options of the small, fast fine-tuning runs on the
+# rt_sentiment fixture (crash safety, LoRA).
+TINY_FINETUNING = dict(
+    init="albert_tiny",
+    epochs=3,
+    batch_size=16,
+    learning_rate=2e-3,
+    warmup_fraction=0.0,
+    max_train_examples=48,
+    max_dev_examples=32,
+    patience=3,
+    export=False,
+    verbose=0,
+    jit_compile=False,
+)
+
+
 def data_dir() -> str:
     """The repository's `tests/data`: small slices of real text and task data
     (see its README for what each file is and where it comes from)."""

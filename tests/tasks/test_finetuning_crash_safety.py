@@ -15,7 +15,7 @@ import os
 import keras
 import numpy as np
 import pytest
-from albert_test_case import task_file
+from albert_test_case import TINY_FINETUNING, task_file
 
 from albert_keras import atomic_files
 from albert_keras.tasks import ClassificationTask
@@ -23,19 +23,7 @@ from albert_keras.tasks.finetuning_run import run_finetuning
 from albert_keras.training.run_lock import RunFolderBusy, RunLock
 from albert_keras.training.run_settings import SettingsChanged
 
-OPTIONS = dict(
-    init="albert_tiny",
-    epochs=3,
-    batch_size=16,
-    learning_rate=2e-3,
-    warmup_fraction=0.0,
-    max_train_examples=48,
-    max_dev_examples=32,
-    patience=3,
-    export=False,
-    verbose=0,
-    jit_compile=False,
-)
+OPTIONS = dict(TINY_FINETUNING)
 TRAIN = task_file("rt_sentiment", "train.jsonl")
 DEV = task_file("rt_sentiment", "dev.jsonl")
 

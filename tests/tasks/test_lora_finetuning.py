@@ -5,7 +5,7 @@ import os
 import keras
 import numpy as np
 import pytest
-from albert_test_case import task_file
+from albert_test_case import TINY_FINETUNING, task_file
 
 from albert_keras import atomic_files
 from albert_keras.config import AlbertConfig
@@ -13,20 +13,7 @@ from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.tasks import ClassificationTask
 from albert_keras.tasks.finetuning_run import run_finetuning
 
-OPTIONS = dict(
-    init="albert_tiny",
-    epochs=3,
-    batch_size=16,
-    learning_rate=2e-3,
-    warmup_fraction=0.0,
-    max_train_examples=48,
-    max_dev_examples=32,
-    patience=3,
-    export=False,
-    verbose=0,
-    jit_compile=False,
-    lora_rank=2,
-)
+OPTIONS = dict(TINY_FINETUNING, lora_rank=2)
 # best.keras saves the optimizer of the adapters; loaded, the model trains all.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Skipping variable loading for optimizer"
