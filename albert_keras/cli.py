@@ -11,6 +11,8 @@ import argparse
 import sys
 import time
 
+from albert_keras.cli_help import DefaultsHelpFormatter
+
 
 class UserError(Exception):
     """An error in what the user asked for: printed without a traceback."""
@@ -19,6 +21,7 @@ class UserError(Exception):
 def _add_info(subparsers):
     parser = subparsers.add_parser(
         "info",
+        formatter_class=DefaultsHelpFormatter,
         help="parameter table of a preset and a forward pass on real text",
         description=(
             "Build an ALBERT preset (random weights), print its parameters part "
@@ -30,22 +33,20 @@ def _add_info(subparsers):
         "--preset",
         default="base",
         help="preset name: tiny, small, base, large, xlarge, xxlarge or an "
-        "albert_*_v1/v2/zh name (default: %(default)s)",
+        "albert_*_v1/v2/zh name",
     )
     parser.add_argument("--config", help="an albert_config.json instead of a preset")
     parser.add_argument(
         "--batch",
         type=int,
         default=8,
-        help="sentences per batch (default: %(default)s)",
+        help="sentences per batch",
     )
-    parser.add_argument(
-        "--length", type=int, default=128, help="sequence length (default: %(default)s)"
-    )
+    parser.add_argument("--length", type=int, default=128, help="sequence length")
     parser.add_argument(
         "--dtype",
         default="float32",
-        help="float32 or mixed_bfloat16 (default: %(default)s)",
+        help="float32 or mixed_bfloat16",
     )
     parser.set_defaults(run=_run_info)
 

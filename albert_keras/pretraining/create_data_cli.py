@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from albert_keras.cli_help import DefaultsHelpFormatter
 from albert_keras.pretraining.pretraining_data_options import PretrainingDataOptions
 
 # The `PretrainingDataOptions` fields `data_options` leaves out: `tokenizer` (a
@@ -72,7 +73,7 @@ def _add_instance_arguments(parser, values):
         "--max-seq-length",
         type=int,
         default=values["max_seq_length"],
-        help="pieces per instance (default: %(default)s)"
+        help="pieces per instance"
         if values["max_seq_length"]
         else "pieces per instance (default: 128, or 64 for the embedded corpus)",
     )
@@ -80,7 +81,7 @@ def _add_instance_arguments(parser, values):
         "--max-predictions-per-seq",
         type=int,
         default=values["max_predictions_per_seq"],
-        help="masked positions per instance at most (default: %(default)s)"
+        help="masked positions per instance at most"
         if values["max_predictions_per_seq"]
         else "masked positions per instance at most (default: 20, or 10 for the "
         "embedded corpus)",
@@ -89,14 +90,13 @@ def _add_instance_arguments(parser, values):
         "--masked-lm-prob",
         type=float,
         default=values["masked_lm_prob"],
-        help="share of pieces masked; 0 writes unmasked records for dynamic "
-        "masking (default: %(default)s)",
+        help="share of pieces masked; 0 writes unmasked records for dynamic masking",
     )
     parser.add_argument(
         "--short-seq-prob",
         type=float,
         default=values["short_seq_prob"],
-        help="share of documents with a shorter random target (default: %(default)s)",
+        help="share of documents with a shorter random target",
     )
     parser.add_argument(
         "--dupe-factor",
@@ -109,7 +109,7 @@ def _add_instance_arguments(parser, values):
         "--ngram",
         type=int,
         default=values["ngram"],
-        help="longest masked span in words, p(n) ~ 1/n (default: %(default)s)",
+        help="longest masked span in words, p(n) ~ 1/n",
     )
     parser.add_argument(
         "--do-whole-word-mask",
@@ -137,7 +137,7 @@ def _add_output_arguments(parser, values):
         "--seed",
         type=int,
         default=values["seed"],
-        help="same seed, same bytes (default: %(default)s)",
+        help="same seed, same bytes",
     )
     parser.add_argument(
         "--num-shards",
@@ -148,7 +148,7 @@ def _add_output_arguments(parser, values):
         "--num-workers",
         type=int,
         default=values["num_workers"],
-        help="processes, one input file each at a time (default: %(default)s)",
+        help="processes, one input file each at a time",
     )
 
 
@@ -194,6 +194,7 @@ def add_parser(subparsers):
         return subparsers.choices["create-data"]
     parser = subparsers.add_parser(
         "create-data",
+        formatter_class=DefaultsHelpFormatter,
         help="text -> official pretraining TFRecords (SOP + n-gram masking)",
         description=(
             "Documents (a segment per line, a blank line between documents) -> "

@@ -44,14 +44,14 @@ def _add_training_arguments(pretrain):
         "--preset",
         default="albert_small",
         help="model size: albert_tiny, albert_small (4 layers, H=256), base, "
-        "large, xlarge, xxlarge or an albert_*_v1/v2 name (default: %(default)s)",
+        "large, xlarge, xxlarge or an albert_*_v1/v2 name",
     )
     pretrain.add_argument("--config", help="albert_config.json instead of a preset")
     pretrain.add_argument(
         "--batch-size",
         type=int,
         default=32,
-        help="global batch, over all replicas (default: %(default)s)",
+        help="global batch, over all replicas",
     )
     pretrain.add_argument(
         "--steps", type=int, help="default 1000, or 400 for the embedded corpus"
@@ -60,21 +60,19 @@ def _add_training_arguments(pretrain):
         "--warmup-steps",
         type=int,
         default=100,
-        help="steps of linear warm-up, then linear decay to 0 at --steps "
-        "(default: %(default)s)",
+        help="steps of linear warm-up, then linear decay to 0 at --steps",
     )
     pretrain.add_argument(
         "--learning-rate",
         type=float,
         default=5e-3,
-        help="peak learning rate (default: %(default)s)",
+        help="peak learning rate",
     )
     pretrain.add_argument(
         "--weight-decay",
         type=float,
         default=0.01,
-        help="LAMB weight decay, not on LayerNorm parameters and biases "
-        "(default: %(default)s)",
+        help="LAMB weight decay, not on LayerNorm parameters and biases",
     )
     pretrain.add_argument(
         "--optimizer",
@@ -82,7 +80,7 @@ def _add_training_arguments(pretrain):
         choices=["lamb", "lamb_official"],
         help="lamb: keras.optimizers.Lamb; lamb_official: the official ALBERT "
         "LAMBOptimizer's update (no bias correction, decay inside the trust "
-        "ratio) (default: %(default)s)",
+        "ratio)",
     )
 
 
@@ -93,7 +91,7 @@ def _add_run_arguments(pretrain):
         "--output-dir",
         default="runs/pretrain",
         help="the run's folder: data, checkpoints, curves.png, pretrainer.keras; "
-        "the same command again resumes there (default: %(default)s)",
+        "the same command again resumes there",
     )
     pretrain.add_argument(
         "--steps-per-epoch",
@@ -106,14 +104,13 @@ def _add_run_arguments(pretrain):
         "--save-every",
         type=int,
         default=100,
-        help="steps between checkpoints; a killed run resumes from the last "
-        "(default: %(default)s)",
+        help="steps between checkpoints; a killed run resumes from the last",
     )
     pretrain.add_argument(
         "--keep-checkpoints",
         type=int,
         default=3,
-        help="checkpoints kept, the newest (default: %(default)s)",
+        help="checkpoints kept, the newest",
     )
     pretrain.add_argument(
         "--steps-per-execution",
@@ -128,7 +125,7 @@ def _add_run_arguments(pretrain):
         default="auto",
         choices=["auto", "one_device", "mirrored", "multi_worker", "tpu"],
         help="auto: mirrored over the GPUs if there are several, else one "
-        "device; multi_worker reads TF_CONFIG (default: %(default)s)",
+        "device; multi_worker reads TF_CONFIG",
     )
     pretrain.add_argument("--tpu", help="TPU name or address for --strategy tpu")
     _add_jax_arguments(pretrain)
@@ -182,7 +179,7 @@ def _add_jax_arguments(pretrain):
         type=int,
         default=2,
         help="with --distribution model: devices each kernel is split over; the "
-        "batch is split over the rest (default: %(default)s)",
+        "batch is split over the rest",
     )
     pretrain.add_argument(
         "--coordinator",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from albert_keras.cli_help import DefaultsHelpFormatter
 from albert_keras.pretraining.pretrain_inputs import (
     check_input_flags,
     datasets,
@@ -30,6 +31,7 @@ def add_parsers(subparsers):
 
     pretrain = subparsers.add_parser(
         "pretrain",
+        formatter_class=DefaultsHelpFormatter,
         help="pretrain ALBERT (MLM + SOP); with no arguments, a small model on "
         "the embedded corpus",
         description="Text -> pretraining data -> ALBERT trained on masked words "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from albert_keras.cli_help import DefaultsHelpFormatter
+
 FORMATS = ("litert",)
 QUANTIZE = {"none": None, "int8": "dynamic_int8"}
 
@@ -11,6 +13,7 @@ QUANTIZE = {"none": None, "int8": "dynamic_int8"}
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "export",
+        formatter_class=DefaultsHelpFormatter,
         help="write a fine-tuned classifier as a LiteRT .tflite file (token ids in)",
         description=(
             "Convert the best.keras of `albert-keras finetune` (a classifier) to "
@@ -44,7 +47,7 @@ def add_parser(subparsers):
         default="none",
         choices=sorted(QUANTIZE),
         help="int8: dynamic-range (int8 weights, ~1/4 of the size; activations "
-        "quantized on the fly) (default: %(default)s)",
+        "quantized on the fly)",
     )
     parser.add_argument(
         "--no-check",

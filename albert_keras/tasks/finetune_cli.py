@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras.cli_help import DefaultsHelpFormatter, positive_float_or_auto
+
 TASKS = ("classify", "pair", "regress", "choice", "squad")
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """Shows each flag's default, except where there is none (None, False)."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        default = action.default
-        if not (
-            default is None or default is False or default == argparse.SUPPRESS
-        ) and ("%(default)" not in text):
-            text += " (default: %(default)s)"
-        return text
 
 
 def add_parser(subparsers):
@@ -25,8 +14,8 @@ def add_parser(subparsers):
 
     parser = subparsers.add_parser(
         "finetune",
+        formatter_class=DefaultsHelpFormatter,
         help="fine-tune on a task (classify, pair, regress, choice, squad)",
-        formatter_class=_HelpFormatter,
         description=(
             "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
             "the task metric on --dev after every epoch; the best epoch is kept "
@@ -126,7 +115,7 @@ def _add_training_arguments(parser):
     )
     training.add_argument(
         "--learning-rate",
-        type=_learning_rate,
+        type=positive_float_or_auto,
         default="auto",
         help="peak AdamW rate; auto: by the model's hidden size (2e-4 up to "
         "H=256, 1e-4 up to 512, 3e-5 up to 1024 as the official recipes for "
@@ -175,16 +164,6 @@ def _add_training_arguments(parser):
     training.add_argument(
         "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
     )
-
-
-def _learning_rate(text):
-    if text == "auto":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"--learning-rate {text!r}: a number or auto") from None
-    return value
 
 
 def _add_squad_arguments(parser):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from albert_keras.cli_help import DefaultsHelpFormatter
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "predict",
+        formatter_class=DefaultsHelpFormatter,
         help="predict a task file with a fine-tuned model (scored where labelled)",
         description=(
             "Run the best.keras of `albert-keras finetune` on a task file (e.g. a "

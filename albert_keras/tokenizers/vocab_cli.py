@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras.cli_help import DefaultsHelpFormatter
+
 
 def add_parser(subparsers):
     """Adds the `vocab` subcommand to an argparse `subparsers` object.
@@ -27,6 +29,7 @@ def add_parser(subparsers):
     """
     parser = subparsers.add_parser(
         "vocab",
+        formatter_class=DefaultsHelpFormatter,
         help="train an ALBERT vocabulary (SentencePiece or WordPiece) from text",
         description=(
             "Train a SentencePiece model with the official ALBERT layout and "
@@ -44,15 +47,12 @@ def add_parser(subparsers):
         help="UTF-8 text files, one paragraph a line",
     )
     parser.add_argument("--output", required=True, help="output prefix")
-    parser.add_argument(
-        "--size", type=int, default=30000, help="vocabulary size (default: %(default)s)"
-    )
+    parser.add_argument("--size", type=int, default=30000, help="vocabulary size")
     parser.add_argument(
         "--kind",
         choices=("spm", "wordpiece"),
         default="spm",
-        help="spm (English releases) or wordpiece (Chinese releases) "
-        "(default: %(default)s)",
+        help="spm (English releases) or wordpiece (Chinese releases)",
     )
     parser.add_argument(
         "--lowercase",

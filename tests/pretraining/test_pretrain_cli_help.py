@@ -56,7 +56,8 @@ def assert_every_flag_explained(parser: argparse.ArgumentParser) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["pretrain", "create-data", "info", "vocab", "finetune", "predict"]
+    "command",
+    ["pretrain", "create-data", "info", "vocab", "finetune", "predict", "export"],
 )
 def test_every_flag_is_explained_with_its_default(command):
     assert_every_flag_explained(subcommand_parser(command))
@@ -154,3 +155,19 @@ def test_a_small_corpus_run_warns_of_both(tmp_path, capsys, monkeypatch):
         "sop_accuracy": ["chance", 0.5],
         "mlm_accuracy": ["unigram baseline", metrics["eval_mlm_unigram_baseline"]],
     }
+
+
+@pytest.mark.parametrize("value", ["fast", "0", "-0.001"])
+def test_a_bad_learning_rate_is_named_with_the_fix(value, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["finetune", "--learning-rate", value])
+    err = capsys.readouterr().err
+    assert f"argument --learning-rate: {value!r} is not a positive number" in err
+    assert "or auto" in err
+
+
+def test_a_good_learning_rate_parses():
+    parser = subcommand_parser("finetune")
+    files = ["--task", "classify", "--train", "t.csv", "--dev", "d.csv"]
+    assert parser.parse_args([*files, "--learning-rate", "2e-4"]).learning_rate == 2e-4
+    assert parser.parse_args(files).learning_rate is None  # auto

@@ -1,0 +1,61 @@
+"""The help formatter every `albert-keras` subcommand shares."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Shows each flag's default after its help, except where there is none.
+
+    A default of None or False (a flag that is off, a value that is computed)
+    is left out, True reads "on", and a help text that already says its
+    default (`%(default)s` or "(default: ...)") is kept as it is.
+
+    Example:
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(formatter_class=DefaultsHelpFormatter)
+    >>> _ = parser.add_argument("--epochs", type=int, default=3, help="passes")
+    >>> "passes (default: 3)" in parser.format_help()
+    True
+    """
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if default is None or default is False or default == argparse.SUPPRESS:
+            return text
+        if "%(default)" in text or "(default:" in text:
+            return text
+        if default is True:
+            return text + " (default: on)"
+        return text + " (default: %(default)s)"
+
+
+def positive_float_or_auto(text: str) -> float | None:
+    """An argparse type: a positive number, or "auto" (returned as None).
+
+    Args:
+        text: the flag's value as typed.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the value and what is accepted, so
+            argparse prints it as it is.
+
+    Example:
+
+    >>> positive_float_or_auto("2e-4"), positive_float_or_auto("auto")
+    (0.0002, None)
+    """
+    if text == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value > 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number; give one (such as 2e-4) or auto"
+        )
+    return value
