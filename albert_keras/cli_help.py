@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -33,8 +34,8 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return text + " (default: %(default)s)"
 
 
-def positive_float_or_auto(text: str) -> float | None:
-    """An argparse type: a positive number, or "auto" (returned as None).
+def rate_or_auto(text: str) -> float | None:
+    """An argparse type: a number >= 0 (0 freezes the weights), or "auto" (None).
 
     Args:
         text: the flag's value as typed.
@@ -45,7 +46,7 @@ def positive_float_or_auto(text: str) -> float | None:
 
     Example:
 
-    >>> positive_float_or_auto("2e-4"), positive_float_or_auto("auto")
+    >>> rate_or_auto("2e-4"), rate_or_auto("auto")
     (0.0002, None)
     """
     if text == "auto":
@@ -54,8 +55,8 @@ def positive_float_or_auto(text: str) -> float | None:
         value = float(text)
     except ValueError:
         value = None
-    if value is None or not value > 0:
+    if value is None or not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a positive number; give one (such as 2e-4) or auto"
+            f"{text!r} is not a rate: give a number >= 0 (such as 2e-4) or auto"
         )
     return value

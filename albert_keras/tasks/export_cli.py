@@ -62,6 +62,7 @@ def run_export(args):
 
     from albert_keras.models.albert_classifier import AlbertClassifier
     from albert_keras.models.litert_export import export_litert
+    from albert_keras.tasks.prediction_run import fine_tuned_model_path
 
     if args.format not in FORMATS:
         raise ValueError(
@@ -69,7 +70,7 @@ def run_export(args):
             "text-in TensorFlow SavedModel is `model.export(path)` of the text "
             "model (albert_keras.models.with_tokenizer)."
         )
-    path = _model_path(args.model)
+    path = fine_tuned_model_path(args.model)
     model = keras.saving.load_model(path, compile=False)
     model = getattr(model, "task_model", model)  # a text-in model's classifier
     if not isinstance(model, AlbertClassifier):
@@ -92,17 +93,6 @@ def run_export(args):
     if not args.no_check:
         _check(model, output)
     return 0
-
-
-def _model_path(model):
-    if os.path.isdir(model):
-        model = os.path.join(model, "best.keras")
-    if not model.endswith(".keras") or not os.path.isfile(model):
-        raise FileNotFoundError(
-            f"--model: no .keras file at {model!r}. Pass the output folder of "
-            "`albert-keras finetune` (with best.keras) or a classifier .keras."
-        )
-    return model
 
 
 def _check(model, output):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras.cli_help import DefaultsHelpFormatter, positive_float_or_auto
+from albert_keras.cli_help import DefaultsHelpFormatter, rate_or_auto
 
 TASKS = ("classify", "pair", "regress", "choice", "squad")
 
@@ -115,7 +115,7 @@ def _add_training_arguments(parser):
     )
     training.add_argument(
         "--learning-rate",
-        type=positive_float_or_auto,
+        type=rate_or_auto,
         default="auto",
         help="peak AdamW rate; auto: by the model's hidden size (2e-4 up to "
         "H=256, 1e-4 up to 512, 3e-5 up to 1024 as the official recipes for "

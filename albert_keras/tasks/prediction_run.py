@@ -32,7 +32,15 @@ _MODEL_TASKS = {
 }
 
 
-def _model_path(model):
+def fine_tuned_model_path(model: str) -> str:
+    """The .keras file a `--model` flag names: a file, or a run's best.keras.
+
+    Args:
+        model: a `.keras` file, or the output folder of `albert-keras finetune`.
+
+    Raises:
+        FileNotFoundError: naming what was given and what is accepted.
+    """
     if os.path.isdir(model):
         path = os.path.join(model, "best.keras")
         if not os.path.isfile(path):
@@ -136,7 +144,7 @@ def run_prediction(
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.backbone_loader import find_vocabulary
 
-    path = _model_path(model)
+    path = fine_tuned_model_path(model)
     folder = os.path.dirname(path) or "."
     settings, record = (
         _read_json(folder, "settings.json"),

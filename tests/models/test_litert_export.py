@@ -114,4 +114,9 @@ def test_cli_exports_a_fine_tuned_classifier_and_refuses_others(tmp_path, capsys
     err = capsys.readouterr().err
     assert "holds a AlbertPretrainer, not an AlbertClassifier" in err
     assert main(["export", "--model", str(tmp_path / "none.keras")]) == 2
-    assert "no .keras file" in capsys.readouterr().err
+    assert "is neither a .keras file nor a folder" in capsys.readouterr().err
+    os.makedirs(tmp_path / "empty")
+    assert main(["export", "--model", str(tmp_path / "empty")]) == 2
+    assert (
+        "'" + str(tmp_path / "empty") + "' has no best.keras" in capsys.readouterr().err
+    )
