@@ -235,6 +235,7 @@ def _to_hf(args):
             # A text model (--text-model) carries its SentencePiece model.
             tokenizer.save_assets(folder)
             vocab = os.path.join(folder, ASSET_FILE)
+        vocab = vocab or _vocabulary_beside(args.source)
         # An AlbertTextModel wraps the task model.
         save_hf_checkpoint(
             getattr(model, "task_model", model), args.output, vocab=vocab
@@ -257,6 +258,7 @@ def _to_keras_hub(args):
             if vocab is None and isinstance(tokenizer, AlbertTokenizer):
                 tokenizer.save_assets(tmp)  # a text model's SentencePiece model
                 vocab = os.path.join(tmp, os.listdir(tmp)[0])
+            vocab = vocab or _vocabulary_beside(source)
         else:
             model = load_official_checkpoint(source, config=args.config)
             _log(model.conversion_report.summary())
@@ -266,6 +268,19 @@ def _to_keras_hub(args):
             vocab = None
         save_keras_hub_preset(model, args.output, vocab=vocab)
     _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+
+
+def _vocabulary_beside(source):
+    """The vocabulary beside a .keras file (a run folder's), or None (logged)."""
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
+    try:
+        vocab = find_vocabulary(source)
+    except FileNotFoundError:
+        _log(f"no vocabulary beside {source} (pass --vocab): none written")
+        return None
+    _log(f"vocabulary: {vocab} (beside the model; --vocab to choose another)")
+    return vocab
 
 
 def _to_official(args):
@@ -315,6 +330,12 @@ def main(argv=None) -> int:
             raise ConversionError(
                 " and ".join("--" + t.replace("_", "-") for t in targets)
                 + " exclude each other."
+            )
+        if args.vocab is not None and not os.path.isfile(args.vocab):
+            raise ConversionError(
+                f"--vocab {args.vocab!r} does not exist: pass the model's "
+                "SentencePiece model (e.g. 30k-clean.model) or vocab.txt, or leave "
+                "--vocab out to take the one beside the model"
             )
         if args.to_keras_hub:
             _to_keras_hub(args)

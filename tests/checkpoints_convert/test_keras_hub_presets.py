@@ -259,3 +259,36 @@ def test_classifier_as_keras_hub_text_classifier(tmp_path):
     hub_task.save_to_preset(str(tmp_path / "theirs"))
     mine = AlbertClassifier.from_preset(str(tmp_path / "theirs"))
     assert max_abs_diff(mine(x)["logits"], hub_task(x)) < TOLERANCE
+
+
+def test_cli_takes_the_vocabulary_beside_a_keras_file(tmp_path, capsys):
+    """A fine-tuning run's folder holds best.keras and its SentencePiece model
+    under the model's own name: --to-keras-hub and --to-hf find it there."""
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    AlbertClassifier(AlbertBackbone(TINY), num_classes=2).save(run / "best.keras")
+    shutil.copy(SPM_MODEL_PATH, run / "austen-8k.model")
+    source = str(run / "best.keras")
+    assert (
+        convert_main([source, "--to-keras-hub", "--output", str(tmp_path / "h")]) == 0
+    )
+    assert "vocabulary: " + str(run / "austen-8k.model") in capsys.readouterr().err
+    spm = tmp_path / "h" / "assets" / "tokenizer" / "vocabulary.spm"
+    assert spm.read_bytes() == (run / "austen-8k.model").read_bytes()
+    assert convert_main([source, "--to-hf", "--output", str(tmp_path / "hf")]) == 0
+    hf_spm = tmp_path / "hf" / "spiece.model"
+    assert hf_spm.read_bytes() == (run / "austen-8k.model").read_bytes()
+    missing = str(run / "vocab.model")
+    argv = [
+        source,
+        "--to-keras-hub",
+        "--output",
+        str(tmp_path / "h2"),
+        "--vocab",
+        missing,
+    ]
+    assert convert_main(argv) == 2
+    assert f"--vocab {missing!r} does not exist" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "h2")
