@@ -78,13 +78,33 @@ class SquadTask(Task):
         return TaskData(examples, report, source=dataset)
 
     def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
-        from albert_keras.tasks.squad_features import (
-            keep_null_windows,
-            squad_dataset,
-            squad_features,
+        from albert_keras.tasks.squad_features import squad_dataset
+
+        return squad_dataset(
+            self.windows(data, tokenizer, training, seed),
+            batch_size,
+            training=training,
+            seed=seed,
+            head=self.config.head,
+            epochs=epochs,
         )
 
+    def windows(self, data, tokenizer, training=False, seed=0) -> dict:
+        """`data.features`: the windows of `data` (and `data.contexts`), made once.
+
+        A resumed run batches its remaining epochs from the windows it counted
+        its steps on: full SQuAD takes minutes to cut, and the report would
+        note each long context twice. They are made again only for other
+        examples, tokenizer or settings.
+        """
+        from albert_keras.tasks.squad_features import keep_null_windows, squad_features
+
         c = self.config
+        made_from = (data.examples, tokenizer, training, seed, dataclasses.astuple(c))
+        # Tuples compare their items by identity first: the same examples
+        # list is not walked.
+        if data.features is not None and data.features_made_from == made_from:
+            return data.features
         features, data.contexts = squad_features(
             data.examples,
             tokenizer,
@@ -103,15 +123,8 @@ class SquadTask(Task):
                     f"{c.null_window_fraction})",
                     flush=True,
                 )
-        data.features = features
-        return squad_dataset(
-            features,
-            batch_size,
-            training=training,
-            seed=seed,
-            head=c.head,
-            epochs=epochs,
-        )
+        data.features, data.features_made_from = features, made_from
+        return features
 
     def build_model(self, backbone):
         from albert_keras.models import AlbertSpanQA, AlbertSquadV2

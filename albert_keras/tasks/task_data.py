@@ -35,6 +35,7 @@ class TaskData:
     source: object = None
     features: dict | None = None
     contexts: list | None = None
+    features_made_from: tuple | None = None  # what the task made `features` of
     batches: object = None  # the tf.data pipeline made by the task's `dataset`
 
     def labels(self) -> np.ndarray:

@@ -249,3 +249,43 @@ def test_a_backup_swap_cut_by_a_kill_is_put_back(tmp_path):
     assert resumed.restore(second) and resumed.epochs_done == 1
     assert os.listdir(tmp_path / "backup") == ["epoch-0001"]
     assert _max_diff(second.get_weights(), first.get_weights()) == 0.0
+
+
+def test_a_resumed_squad_run_cuts_its_windows_once(tmp_path, monkeypatch, capsys):
+    """Full SQuAD takes minutes to cut into windows: a resume must not do it
+    twice (once to count the steps, once for the remaining epochs), nor count
+    the train report's notes twice."""
+    from albert_keras.tasks import squad_features
+    from albert_keras.tasks.task_names import task_from_name
+
+    out = str(tmp_path / "squad")
+    train, dev = task_file("disfl_qa", "train.json"), task_file("disfl_qa", "dev.json")
+    options = dict(OPTIONS, epochs=2)
+
+    def run():
+        task = task_from_name("squad", head="simple", sequence_length=64)
+        return run_finetuning(task, train, dev, output_dir=out, **options)
+
+    monkeypatch.setattr(atomic_files, "_replace", DiskFull("epoch-0002"))
+    with pytest.raises(OSError, match="No space left"):
+        run()
+    monkeypatch.undo()
+    made = []
+    original = squad_features.squad_features
+
+    def spy(examples, *args, **kwargs):
+        features, contexts = original(examples, *args, **kwargs)
+        made.append((kwargs["report"], features))
+        return features, contexts
+
+    monkeypatch.setattr(squad_features, "squad_features", spy)
+    result = run()
+    assert "Resuming after epoch 1" in capsys.readouterr().out
+    assert result["epochs_run"] == 2 and result["resumed_after_epoch"] == 1
+    reports = [report.path for report, _ in made]
+    assert sorted(reports) == sorted([train, dev]), reports  # one cut per split
+    # Each example with several windows noted once in metrics.json.
+    features = next(f for report, f in made if report.path == train)
+    several = int((np.bincount(features["example_index"]) > 1).sum())
+    noted = result["data"]["train"]["noted"]
+    assert noted["context split into several windows"] == several
