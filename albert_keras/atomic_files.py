@@ -69,25 +69,21 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def save_atomically(path: str, save) -> str:
-    """Runs `save(temporary)`, then puts the result at `path` in one rename.
+@contextlib.contextmanager
+def _temporary_then_rename(path: str):
+    """Yields a temporary path beside `path`; what the body writes there is
+    fsynced and renamed onto `path` when the body ends without an error.
 
-    Args:
-        path: the final file or folder (e.g. `best.keras`, `savedmodel`).
-        save: callable(temporary_path) that writes the file or folder; the
-            temporary path ends like `path` (Keras checks `.keras`,
-            `.weights.h5`).
-
-    Returns:
-        `path`. If `save` or the rename fails, the temporary is removed, the
-        old `path` is unchanged and the error is raised.
+    The steps every writer here shares. On any error (in the body, the sync or
+    the rename) the temporary is removed, the old `path` is left as it was and
+    the error is raised.
     """
     temporary = temporary_path(path)
     _remove(temporary)
     recover_folder(path)
     old = path + ".old"
     try:
-        save(temporary)
+        yield temporary
         _sync_tree(temporary)
         if os.path.isdir(temporary) and os.path.isdir(path):
             # Folders cannot be renamed over each other: move the old one
@@ -102,6 +98,23 @@ def save_atomically(path: str, save) -> str:
         recover_folder(path)
         raise
     _sync_folder(os.path.dirname(os.path.abspath(path)))
+
+
+def save_atomically(path: str, save) -> str:
+    """Runs `save(temporary)`, then puts the result at `path` in one rename.
+
+    Args:
+        path: the final file or folder (e.g. `best.keras`, `savedmodel`).
+        save: callable(temporary_path) that writes the file or folder; the
+            temporary path ends like `path` (Keras checks `.keras`,
+            `.weights.h5`).
+
+    Returns:
+        `path`. If `save` or the rename fails, the temporary is removed, the
+        old `path` is unchanged and the error is raised.
+    """
+    with _temporary_then_rename(path) as temporary:
+        save(temporary)
     return path
 
 
@@ -119,6 +132,9 @@ def recover_folder(path: str) -> None:
 def atomic_write(path: str, mode: str = "w", encoding: str | None = "utf-8", **kw):
     """`open(path, mode)` for writing, but the file appears only when complete.
 
+    A failure in the body of the `with` (or in the write) removes the
+    temporary and keeps the old file.
+
     Example:
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "a.txt")
@@ -129,20 +145,12 @@ def atomic_write(path: str, mode: str = "w", encoding: str | None = "utf-8", **k
     """
     if "b" in mode:
         encoding = None
-    # A failure in the body of the `with` (or in the write) removes the
-    # temporary and keeps the old file.
-    temporary = temporary_path(path)
-    _remove(temporary)
-    try:
-        with open(temporary, mode, encoding=encoding, **kw) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        _replace(temporary, path)
-    except BaseException:
-        _remove(temporary)
-        raise
-    _sync_folder(os.path.dirname(os.path.abspath(path)))
+    # The file is closed (flushed) before it is synced and renamed.
+    with (
+        _temporary_then_rename(path) as temporary,
+        open(temporary, mode, encoding=encoding, **kw) as f,
+    ):
+        yield f
 
 
 def copy_file(source: str, path: str) -> None:
