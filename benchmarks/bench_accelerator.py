@@ -70,14 +70,6 @@ RESULT_MARK = "BENCH_ACCELERATOR_RESULT "
 POLICY = "mixed_bfloat16"
 LIBRARIES = ("albert-keras", "keras", "keras-hub", "jax", "jaxlib", "torch")
 LIBRARIES += ("transformers", "numpy")
-SIZE_FIELDS = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-)
 # name: preset, batch, length, masked predictions (None: inference).
 WORKLOADS = {
     "base-train-128": ("albert_base_v2", 256, 128, 20),
@@ -97,6 +89,8 @@ SMOKE_SIZES = dict(
     intermediate_size=128,
 )
 SMOKE_BATCH, SMOKE_LENGTH, SMOKE_PREDICTIONS = 4, 32, 5
+# The `AlbertConfig` fields a job carries (its "sizes"): those of `SMOKE_SIZES`.
+SIZE_FIELDS = tuple(SMOKE_SIZES)
 # Cheaper CPU code generation: a training step compiles in 9 s instead of 20.
 SMOKE_XLA_FLAGS = (
     "--xla_backend_optimization_level=0",
@@ -517,12 +511,25 @@ def runner_of(impl: str):
 
 
 def synthetic(job: dict, count: int, seed: int = 0) -> tuple[dict, dict]:
-    """`count` distinct batches of random inputs and pretraining targets (NumPy)."""
+    """`count` distinct batches of a job's shape: `pretraining_batches`."""
+    rows, predictions = job["batch"] * count, job["predictions"] or 1
+    vocab = job["sizes"]["vocab_size"]
+    return pretraining_batches(rows, job["length"], predictions, vocab, seed)
+
+
+def pretraining_batches(
+    n: int, length: int, predictions: int, vocab: int, seed: int = 0
+) -> tuple[dict, dict]:
+    """`n` sequences of random inputs and pretraining targets (NumPy).
+
+    Returns `(x, y)`: `AlbertPretrainer`'s inputs (`token_ids`, `segment_ids`,
+    `padding_mask`, `mask_positions`) and its targets (`mask_ids`,
+    `mask_weights`, `sop_labels`). The benchmarks of the pretraining step
+    (`bench_pretraining_step.py`, `profile_pretraining_step.py`) train on them.
+    """
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    n, length, vocab = job["batch"] * count, job["length"], job["sizes"]["vocab_size"]
-    predictions = job["predictions"] or 1
     x = {
         "token_ids": rng.integers(5, vocab, (n, length)).astype("int32"),
         "segment_ids": (np.arange(length)[None] >= length // 2)

@@ -23,6 +23,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import bench_accelerator  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -38,25 +39,6 @@ SMALL = dict(
     num_attention_heads=4,
     intermediate_size=1024,
 )
-
-
-def synthetic(batch, length, predictions, steps, seed=0, vocab=30000):
-    rng = np.random.default_rng(seed)
-    n = batch * steps
-    x = {
-        "token_ids": rng.integers(5, vocab, (n, length)).astype("int32"),
-        "segment_ids": (np.arange(length)[None] >= length // 2)
-        .repeat(n, 0)
-        .astype("int32"),
-        "padding_mask": np.ones((n, length), "int32"),
-        "mask_positions": np.sort(
-            rng.random((n, length)).argsort(-1)[:, :predictions], -1
-        ).astype("int32"),
-    }
-    ids = rng.integers(5, vocab, (n, predictions)).astype("int32")
-    weights = np.ones((n, predictions), "float32")
-    sop = rng.integers(0, 2, (n,)).astype("int32")
-    return x, ids, weights, sop
 
 
 class _StepClock(keras.callbacks.Callback):
@@ -139,19 +121,19 @@ def compare(
 
     config = dict(SMALL, **(config or {}))
     vocab = config["vocab_size"]
-    x, ids, weights, sop = synthetic(batch, length, predictions, 16, seed, vocab)
+    x, y = bench_accelerator.pretraining_batches(
+        batch * 16, length, predictions, vocab, seed
+    )
 
     ours_data = (
-        tf.data.Dataset.from_tensor_slices(
-            (x, {"mask_ids": ids, "mask_weights": weights, "sop_labels": sop})
-        )
+        tf.data.Dataset.from_tensor_slices((x, y))
         .batch(batch, drop_remainder=True)
         .cache()
         .repeat()
         .prefetch(tf.data.AUTOTUNE)
     )
     hub_data = (
-        tf.data.Dataset.from_tensor_slices((x, ids, weights))
+        tf.data.Dataset.from_tensor_slices((x, y["mask_ids"], y["mask_weights"]))
         .batch(batch, drop_remainder=True)
         .cache()
         .repeat()

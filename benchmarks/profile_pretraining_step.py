@@ -80,13 +80,6 @@ def make_model(args):
     return model, config
 
 
-def synthetic(config, batch, length, predictions, steps):
-    """`steps` batches of random inputs and targets: `bench_accelerator`'s."""
-    sizes = {"vocab_size": config.vocab_size}
-    job = dict(batch=batch, length=length, predictions=predictions, sizes=sizes)
-    return bench_accelerator.synthetic(job, steps)
-
-
 def kind_of(name):
     for kind, pattern in KINDS:
         if re.search(pattern, name, re.IGNORECASE):
@@ -157,7 +150,9 @@ def main(argv=None):
         args.batch, args.length, args.predictions, args.steps = 4, 32, 5, 2
         args.dtype = "float32"
     model, config = make_model(args)
-    x, y = synthetic(config, args.batch, args.length, args.predictions, args.steps)
+    x, y = bench_accelerator.pretraining_batches(
+        args.batch * args.steps, args.length, args.predictions, config.vocab_size
+    )
     model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0)  # compile
     with jax.profiler.trace(args.trace_dir, create_perfetto_trace=True):
         model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0)
