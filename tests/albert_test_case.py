@@ -3,7 +3,9 @@
 `run_layer_test` and `run_model_test` give each class the same checks in a few
 lines: config round trip with identical outputs, symbolic vs eager calls,
 `.keras` save/load with identical outputs, and a `fit` step that changes the
-weights. `task_file` and `corpus_path` find the small real data of `tests/data`.
+weights. `task_file` and `corpus_path` find the small real data of `tests/data`;
+`micro_config` and `official_features` are the tiny model and random data of
+the training and pretraining-run tests.
 """
 
 from __future__ import annotations
@@ -83,6 +85,24 @@ def micro_config(vocab_size=60, **changes):
         max_position_embeddings=16,
     )
     return AlbertConfig(**{**values, **changes})
+
+
+def official_features(rows, length=12, predictions=3, vocab_size=50, seed=0):
+    """Random pretraining features under the official record names (`input_ids`,
+    ..., `next_sentence_labels`), as `create_pretraining_data.py` writes them:
+    one segment, no padding, every prediction weighted; the same on every call.
+    With `micro_config(50)`, the data of the pretraining-run tests."""
+    rng = np.random.default_rng(seed)
+    shape, masked = (rows, length), (rows, predictions)
+    return {
+        "input_ids": rng.integers(0, vocab_size, shape).astype("int32"),
+        "input_mask": np.ones(shape, "int32"),
+        "segment_ids": np.zeros(shape, "int32"),
+        "masked_lm_positions": rng.integers(0, length, masked).astype("int32"),
+        "masked_lm_ids": rng.integers(0, vocab_size, masked).astype("int32"),
+        "masked_lm_weights": np.ones(masked, "float32"),
+        "next_sentence_labels": rng.integers(0, 2, (rows, 1)).astype("int32"),
+    }
 
 
 def random_inputs(batch=2, length=8, vocab=100, seed=0, pad_last=True):

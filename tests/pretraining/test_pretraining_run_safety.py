@@ -7,8 +7,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from albert_test_case import micro_config, official_features
 
-from albert_keras import AlbertConfig, atomic_files
+from albert_keras import atomic_files
 from albert_keras.pretraining.pretrain_inputs import epoch_length
 from albert_keras.pretraining.pretraining_run import (
     check_step_accounting,
@@ -16,35 +17,14 @@ from albert_keras.pretraining.pretraining_run import (
 )
 from albert_keras.training.pretraining_checkpoint import checkpoint_files
 
-CONFIG = AlbertConfig(
-    vocab_size=50,
-    embedding_size=8,
-    hidden_size=16,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=32,
-    max_position_embeddings=16,
-    hidden_dropout_prob=0.0,
-    attention_probs_dropout_prob=0.0,
-)
-BATCH, LENGTH, PREDICTIONS = 4, 12, 3
+# Dropout 0 (the default): a resumed run's weights match an unbroken run's.
+CONFIG = micro_config(50)
+BATCH, LENGTH = 4, 12
 
 
 def dataset(skip):
     """Synthetic official features, the same on every call."""
-    rng = np.random.default_rng(0)
-    n = 32
-    features = {
-        "input_ids": rng.integers(0, 50, (n, LENGTH)).astype("int32"),
-        "input_mask": np.ones((n, LENGTH), "int32"),
-        "segment_ids": np.zeros((n, LENGTH), "int32"),
-        "masked_lm_positions": rng.integers(0, LENGTH, (n, PREDICTIONS)).astype(
-            "int32"
-        ),
-        "masked_lm_ids": rng.integers(0, 50, (n, PREDICTIONS)).astype("int32"),
-        "masked_lm_weights": np.ones((n, PREDICTIONS), "float32"),
-        "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype("int32"),
-    }
+    features = official_features(32, LENGTH)
     return tf.data.Dataset.from_tensor_slices(features).repeat().batch(BATCH).skip(skip)
 
 

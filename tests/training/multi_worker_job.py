@@ -23,41 +23,22 @@ os.environ["TF_CONFIG"] = json.dumps(
 )
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from albert_keras import AlbertConfig  # noqa: E402
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from albert_test_case import micro_config, official_features  # noqa: E402
+
 from albert_keras.pretraining.pretraining_run import run_pretraining  # noqa: E402
 from albert_keras.training import get_strategy  # noqa: E402
 
 strategy = get_strategy("multi_worker")
-CONFIG = AlbertConfig(
-    vocab_size=50,
-    embedding_size=8,
-    hidden_size=16,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=32,
-    max_position_embeddings=16,
-)
-BATCH, LENGTH, PREDICTIONS = 8, 12, 3
+CONFIG = micro_config(50)
+BATCH, LENGTH = 8, 12
 
 
 def dataset(skip):
-    rng = np.random.default_rng(0)
-    n = 64
-    features = {
-        "input_ids": rng.integers(0, 50, (n, LENGTH)).astype("int32"),
-        "input_mask": np.ones((n, LENGTH), "int32"),
-        "segment_ids": np.zeros((n, LENGTH), "int32"),
-        "masked_lm_positions": rng.integers(0, LENGTH, (n, PREDICTIONS)).astype(
-            "int32"
-        ),
-        "masked_lm_ids": rng.integers(0, 50, (n, PREDICTIONS)).astype("int32"),
-        "masked_lm_weights": np.ones((n, PREDICTIONS), "float32"),
-        "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype("int32"),
-    }
+    features = official_features(64, LENGTH)
     data = tf.data.Dataset.from_tensor_slices(features).repeat().batch(BATCH)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = (
