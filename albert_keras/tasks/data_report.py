@@ -35,6 +35,7 @@ class DataReport:
     where: dict = dataclasses.field(default_factory=dict)
     max_listed: int = 5
     fields: list = dataclasses.field(default_factory=list)
+    _noted_lines: set = dataclasses.field(default_factory=set, repr=False)
 
     def skip(self, line: int, reason: str) -> None:
         """Counts one skipped record (`line`: 1-based line or record number)."""
@@ -42,7 +43,14 @@ class DataReport:
         self._locate(line, reason)
 
     def note(self, line: int, reason: str) -> None:
-        """Counts one record kept but changed (e.g. truncated)."""
+        """Counts one record kept but changed (e.g. truncated), once per reason.
+
+        A record noted again for the same reason (its data built a second time,
+        as a resumed run does) is not counted again.
+        """
+        if (line, reason) in self._noted_lines:
+            return
+        self._noted_lines.add((line, reason))
         self.noted[reason] += 1
         self._locate(line, reason)
 

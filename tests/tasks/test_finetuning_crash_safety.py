@@ -107,6 +107,10 @@ def test_failed_writes_then_restarts_end_as_an_unbroken_run(
     assert result["best_epoch"] == expected["best_epoch"]
     assert result["epochs"]["loss"] == pytest.approx(expected["epochs"]["loss"])
     assert result["best"] == pytest.approx(expected["best"])
+    # The data reports too: texts cut to 32 tokens counted once, not once per
+    # time the resumed run built its training data.
+    assert result["data"]["train"]["noted"]["cut to sequence_length=32"] > 0
+    assert result["data"] == expected["data"]
     assert _max_diff(_weights(os.path.join(out, "best.keras")), best_weights) < 1e-5
     with open(os.path.join(out, "history.csv")) as f:
         assert len(f.read().splitlines()) == 1 + OPTIONS["epochs"]
