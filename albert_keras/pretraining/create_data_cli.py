@@ -63,7 +63,7 @@ def _add_text_arguments(parser):
         "--lowercase",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="lowercase the text, the official do_lower_case (default: on)",
+        help="lowercase the text, the official do_lower_case",
     )
 
 
@@ -115,7 +115,7 @@ def _add_instance_arguments(parser, values):
         "--do-whole-word-mask",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="mask whole words (default: on)",
+        help="mask whole words",
     )
     parser.add_argument(
         "--random-next-sentence",

@@ -93,9 +93,8 @@ class SquadTask(Task):
         """`data.features`: the windows of `data` (and `data.contexts`), made once.
 
         A resumed run batches its remaining epochs from the windows it counted
-        its steps on: full SQuAD takes minutes to cut, and the report would
-        note each long context twice. They are made again only for other
-        examples, tokenizer or settings.
+        its steps on (full SQuAD takes minutes to cut). They are made again
+        only for other examples, tokenizer or settings.
         """
         from albert_keras.tasks.squad_features import keep_null_windows, squad_features
 

@@ -58,7 +58,7 @@ def add_parser(subparsers):
         "--lowercase",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="lowercase (and strip accents) as the released models (default: on)",
+        help="lowercase (and strip accents) as the released models",
     )
     parser.add_argument(
         "--cased",

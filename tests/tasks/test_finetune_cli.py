@@ -6,7 +6,7 @@ import os
 import keras
 import numpy as np
 import pytest
-from albert_test_case import max_abs_diff
+from albert_test_case import TINY_FINETUNING, max_abs_diff
 from albert_test_case import task_file as _task
 
 from albert_keras.cli import main
@@ -16,21 +16,9 @@ from albert_keras.tasks.prediction_run import run_prediction
 
 # The task's packed length (a field of its config); the run's options.
 LENGTH = 48
-FAST = dict(
-    init="albert_tiny",
-    epochs=3,
-    batch_size=16,
-    learning_rate=2e-3,
-    warmup_fraction=0.0,
-    max_train_examples=96,
-    max_dev_examples=64,
-    patience=3,
-    export=False,
-    verbose=0,
-    # XLA compilation costs more than these tiny runs; the CLI test and
-    # test_readme_python train with it (the default).
-    jit_compile=False,
-)
+# Without XLA (its compilation costs more than these tiny runs); the CLI test
+# and test_readme_python train with it (the default).
+FAST = dict(TINY_FINETUNING, max_train_examples=96, max_dev_examples=64)
 
 
 def _check_run(result, output_dir):
