@@ -16,62 +16,77 @@ import os
 
 import keras
 
-# Vocabulary files looked for beside a model or checkpoint.
-VOCABULARY_NAMES = (
-    "vocab.model",
-    "30k-clean.model",
-    "spiece.model",  # transformers folders
-    "assets/tokenizer/vocabulary.spm",  # keras-hub preset folders
-    "vocab.txt",
-    "vocab_chinese.txt",
-)
-
 
 def _is_preset(name) -> bool:
+    """A preset without a release (albert_small, albert_tiny): random weights."""
     from albert_keras.presets import ALIASES, PRESETS
+    from checkpoints_convert.preset_sources import has_release
 
-    return isinstance(name, str) and (name in PRESETS or name in ALIASES)
+    if not isinstance(name, str) or has_release(name):
+        return False
+    return name in PRESETS or name in ALIASES
+
+
+def _cached(init, random_hint=None):
+    """A released preset's bare name -> its weights in the cache (else refused);
+    anything else unchanged."""
+    from checkpoints_convert.preset_sources import has_release, resolve_preset
+
+    if has_release(init):
+        return resolve_preset(init, random_hint)
+    return init
 
 
 def find_vocabulary(init, vocab=None) -> str:
     """The vocabulary to tokenize with: `vocab`, or one beside `init`.
 
     Args:
-        init: a preset name (the embedded SentencePiece model), a model file
-            or a checkpoint folder / prefix.
+        init: a preset without a release (the embedded SentencePiece model),
+            a released preset's name (the vocabulary of its cached weights,
+            see `resolve_preset`), a model file or a checkpoint folder /
+            prefix.
         vocab: an explicit vocabulary path, returned as is.
 
     Example:
     >>> find_vocabulary("albert_tiny").endswith(".model")
     True
     """
+    from albert_keras.tokenizers.vocabulary_files import (
+        VOCABULARY_NAMES,
+        vocabulary_beside,
+    )
+    from checkpoints_convert.preset_sources import is_release_tar
+
     if vocab:
         return vocab
     if _is_preset(init):
         from albert_keras.sample_text import SPM_MODEL_PATH
 
         return SPM_MODEL_PATH
-    folder = init if os.path.isdir(init) else os.path.dirname(init) or "."
-    for name in VOCABULARY_NAMES:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            return path
-    found = sorted(glob.glob(os.path.join(folder, "*.model")))
-    if found:
-        return found[0]
-    raise FileNotFoundError(
-        f"No vocabulary found beside {init!r} (looked for "
-        f"{', '.join(VOCABULARY_NAMES)} and *.model): pass --vocab with the "
-        "SentencePiece model or vocab.txt the model was pretrained with."
-    )
+    init = _cached(init)
+    if is_release_tar(init):
+        raise FileNotFoundError(
+            f"{init!r} is a packed release: unpack it (tar xzf) and pass the "
+            "folder, or pass --vocab with its 30k-clean.model."
+        )
+    found = vocabulary_beside(init)
+    if found is None:
+        raise FileNotFoundError(
+            f"No vocabulary found beside {init!r} (looked for "
+            f"{', '.join(VOCABULARY_NAMES)} and *.model): pass --vocab with the "
+            "SentencePiece model or vocab.txt the model was pretrained with."
+        )
+    return found
 
 
 def resolve_init(init, missing_hint=""):
     """`init` checked: a missing path or an unknown name is refused here.
 
     A folder holding `pretrainer.keras` (the output of `albert-keras
-    pretrain`) stands for that file. Presets, models and existing paths are
-    returned as they are.
+    pretrain`) stands for that file; a released preset's name
+    ("albert_base_v2") for its weights in the cache (`resolve_preset`; not
+    there: refused with the commands that put them there). Presets without
+    a release, models and existing paths are returned as they are.
 
     Args:
         init: what `load_backbone` accepts.
@@ -86,6 +101,7 @@ def resolve_init(init, missing_hint=""):
 
     if not isinstance(init, str) or _is_preset(init):
         return init
+    init = _cached(init, _RANDOM_HINT)
     pretrainer = os.path.join(init, "pretrainer.keras")
     if os.path.isfile(pretrainer):
         return pretrainer
@@ -104,12 +120,20 @@ def resolve_init(init, missing_hint=""):
     )
 
 
+_RANDOM_HINT = (
+    "Random weights: --init albert_small or albert_tiny (sizes without a "
+    "release), or a .keras file of AlbertBackbone.from_preset(name, "
+    "load_weights=False)."
+)
+
+
 def load_init_model(init):
     """`init` loaded once: a `.keras` file becomes its model, else unchanged.
 
     A task model loaded here gives both its backbone (`load_backbone`) and,
     when it is the same task, its head (`reuse_task_head`).
     """
+    init = _cached(init)
     if isinstance(init, str) and init.endswith(".keras") and os.path.isfile(init):
         import albert_keras  # noqa: F401  (registers every class of ours)
 
@@ -121,12 +145,13 @@ def load_backbone(init, vocabulary_size, max_position=None, dtype=None):
     """The backbone to fine-tune: preset name, `.keras` file or official checkpoint.
 
     Args:
-        init: a preset name (random initialization, vocabulary size taken
-            from the tokenizer), a `.keras` file holding an `AlbertBackbone`
-            or any task model (e.g. `pretrainer.keras` of `albert-keras
+        init: a preset without a release (random initialization, vocabulary
+            size taken from the tokenizer), a released preset's name (its
+            cached weights, `resolve_preset`), a `.keras` file holding an
+            `AlbertBackbone` or any task model (e.g. `pretrainer.keras` of `albert-keras
             pretrain`) or such a model already loaded, an official checkpoint
-            (folder or prefix) or a transformers ALBERT folder (`config.json`
-            + `model.safetensors`).
+            (folder, prefix or release `.tar.gz`) or a transformers ALBERT
+            folder (`config.json` + `model.safetensors`).
         vocabulary_size: the tokenizer's; checked against the model's.
         max_position: at least this many positions (a loaded model with
             fewer gets its table extended, see `with_positions`).
@@ -153,9 +178,11 @@ def load_backbone(init, vocabulary_size, max_position=None, dtype=None):
     elif model.endswith(".keras"):
         raise FileNotFoundError(f"--init {init!r} does not exist.")
     elif os.path.exists(model) or glob.glob(model + "*.index"):
-        from checkpoints_convert.loader import load_official_checkpoint
+        from checkpoints_convert.preset_loader import load_preset
 
-        backbone = load_official_checkpoint(model, model="backbone", dtype=dtype)
+        # Any kind: a release folder, prefix or .tar.gz, a TF1 Hub module, a
+        # transformers or keras-hub folder.
+        backbone = load_preset(AlbertBackbone, model, dtype=dtype)
     else:
         raise FileNotFoundError(
             f"--init {init!r} is neither a preset ({', '.join(sorted(PRESETS))}), "

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.tokenizers.vocabulary_files import vocabulary_beside
 from checkpoints_convert.conversion_error import ConversionError
 
 # Training state no model weight takes: the official AdamWeightDecay and LAMB
@@ -27,7 +28,6 @@ HEAD_NAMES = re.compile(
 )
 # Files beside the checkpoint (release tars) or in a hub module's assets/.
 CONFIG_FILE = "albert_config.json"
-VOCAB_FILES = ("30k-clean.model", "vocab_chinese.txt")
 
 
 class CheckpointReader:
@@ -79,9 +79,9 @@ class CheckpointReader:
             self._stored[plain] = (name, tuple(shape))
         _check_layout(self.prefix, list(self._stored))
         self.config_path = self._find_file(CONFIG_FILE)
-        self.vocab_path = next(
-            (p for p in map(self._find_file, VOCAB_FILES) if p is not None), None
-        )
+        # 30k-clean.model / vocab_chinese.txt in a release, or the one a
+        # converted model of ours was written with (`--to-official`).
+        self.vocab_path = vocabulary_beside(self.folder)
 
     def _find_file(self, name):
         for candidate in (

@@ -2,7 +2,7 @@
 
     albert-convert SRC --output model.keras [--model pretrainer] [--config CFG]
                    [--num-classes N] [--saved-model DIR] [--text-model LENGTH]
-                   [--null-threshold T]
+                   [--null-threshold T] [--vocab V]
     albert-convert --to-official model.keras --output DIR
     albert-convert --to-hf model.keras --output DIR [--vocab spiece.model]
     albert-convert --to-keras-hub SRC --output DIR [--vocab spiece.model]
@@ -111,10 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--vocab",
-        help="with --to-hf or --to-keras-hub: a SentencePiece model for the "
-        "tokenizer (default: a text model's own, or the release's); with "
-        "--to-official: the vocabulary to copy beside the checkpoint "
-        "(default: the one beside SOURCE)",
+        help="the vocabulary (default: the one beside SOURCE or in the "
+        "release): to a .keras file, the tokenizer of --text-model, also kept "
+        "beside OUTPUT as OUTPUT's name .model or .vocab.txt; with --to-hf or "
+        "--to-keras-hub a SentencePiece model for the tokenizer; with "
+        "--to-official the file copied beside the checkpoint",
     )
     return parser
 
@@ -126,6 +127,7 @@ def _log(message):
 def _to_keras(args):
     from checkpoints_convert.conversion_error import ConversionError
     from checkpoints_convert.loader import load_official_checkpoint
+    from checkpoints_convert.preset_sources import readable_folder
 
     if not args.output.endswith(".keras"):
         raise ConversionError(
@@ -134,17 +136,20 @@ def _to_keras(args):
     kwargs = {"num_classes": args.num_classes} if args.num_classes else {}
     start = time.perf_counter()
     _log(f"reading {args.source} as {args.model}")
-    with _source_folder(args.source) as source:
+    with readable_folder(args.source) as source:
         model = load_official_checkpoint(
             source, model=args.model, config=args.config, **kwargs
         )
         report = model.conversion_report
         _log(report.summary())
+        vocab = args.vocab or report.vocab_path
         if args.text_model:
-            model = _with_tokenizer(model, report.vocab_path, args)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    model.save(args.output)
-    _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
+            model = _with_tokenizer(model, vocab, args)
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        model.save(args.output)
+        _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
+        if vocab is not None:
+            _keep_vocabulary_beside(vocab, args.output)
     if args.saved_model:
         if args.text_model:
             model.export_serving(args.saved_model)
@@ -153,15 +158,16 @@ def _to_keras(args):
         _log(f"wrote SavedModel {args.saved_model}")
 
 
-def _source_folder(source):
-    """An official release `.tar.gz` unpacked for the block, else `source`."""
-    import contextlib
+def _keep_vocabulary_beside(vocab, output):
+    """`X.keras` gets its vocabulary as `X.model` (SentencePiece) or
+    `X.vocab.txt` (WordPiece): what `--init X.keras` and a bare preset name
+    of the cache find."""
+    from albert_keras.atomic_files import copy_file
 
-    from checkpoints_convert.preset_sources import unpacked
-
-    if os.path.isfile(source) and source.endswith((".tar.gz", ".tgz", ".tar")):
-        return unpacked(source)
-    return contextlib.nullcontext(source)
+    stem = os.path.splitext(output)[0]
+    target = stem + (".vocab.txt" if vocab.endswith(".txt") else ".model")
+    copy_file(vocab, target)
+    _log(f"wrote {target} (the vocabulary)")
 
 
 def _with_tokenizer(model, vocab, args):
@@ -177,8 +183,9 @@ def _with_tokenizer(model, vocab, args):
         )
     if vocab is None:
         raise ConversionError(
-            "--text-model needs the release's vocabulary (30k-clean.model or "
-            "vocab_chinese.txt) beside the checkpoint or in assets/."
+            "--text-model needs the release's vocabulary: none was found beside "
+            "the checkpoint or in its assets/ (30k-clean.model, vocab_chinese.txt, "
+            "any *.model). Pass it with --vocab."
         )
     if vocab.endswith(".model"):
         tokenizer = AlbertTokenizer(vocab)
@@ -249,8 +256,9 @@ def _to_keras_hub(args):
     from albert_keras.tokenizers import AlbertTokenizer
     from checkpoints_convert.keras_hub_writer import save_keras_hub_preset
     from checkpoints_convert.loader import load_official_checkpoint
+    from checkpoints_convert.preset_sources import readable_folder
 
-    with _source_folder(args.source) as source, tempfile.TemporaryDirectory() as tmp:
+    with readable_folder(args.source) as source, tempfile.TemporaryDirectory() as tmp:
         vocab = args.vocab
         if source.endswith(".keras"):
             model = _load_keras(args, "--to-keras-hub")

@@ -50,13 +50,33 @@ def _canonical_name(preset):
     return name if name in PRESETS else None
 
 
-def resolve_preset(preset) -> str:
+def has_release(preset) -> bool:
+    """Whether `preset` names an official release (the `_v1`, `_v2`, `_zh`
+    presets and their aliases), whose weights a bare name loads.
+
+    Example:
+    >>> has_release("base"), has_release("albert_small")
+    (True, False)
+    """
+    from albert_keras.presets import ALIASES
+
+    if not isinstance(preset, str):
+        return False
+    return ALIASES.get(preset, preset).endswith(("_v1", "_v2", "_zh"))
+
+
+def resolve_preset(preset, random_hint=None) -> str:
     """The path to load for `preset`: itself, or a bare name's cached weights.
 
     A bare name ("albert_base_v2", "base") is looked up in `preset_home()`
     as `<name>.keras`, a folder `<name>/` of any kind `source_kind` knows,
     or `<name>.tar.gz`. Without them: `FileNotFoundError` with the official
     release's URL and the `albert-convert` command that fills the cache.
+
+    Args:
+        preset: a bare name or a path.
+        random_hint: the message's last sentence, on how to get random
+            weights instead (default: `from_preset`'s `load_weights=False`).
 
     Example:
     >>> resolve_preset("model.keras")
@@ -70,14 +90,14 @@ def resolve_preset(preset) -> str:
         path = os.path.join(home, candidate)
         if os.path.exists(path):
             return path
-    raise FileNotFoundError(_no_local_weights(preset, name, home))
-
-
-def _no_local_weights(preset, name, home):
-    random = (
+    random = random_hint or (
         f"A randomly initialised model of that size: "
         f"from_preset({preset!r}, load_weights=False)."
     )
+    raise FileNotFoundError(_no_local_weights(preset, name, home, random))
+
+
+def _no_local_weights(preset, name, home, random):
     looked = (
         f"No local weights for preset {preset!r}: looked for {name}.keras, "
         f"{name}/ and {name}.tar.gz in {home} (set ${HOME_VARIABLE} to look "
@@ -105,7 +125,7 @@ def source_kind(path) -> str:
     path = os.fspath(path)
     if os.path.isfile(path) and path.endswith(".keras"):
         return "keras"
-    if os.path.isfile(path) and path.endswith((".tar.gz", ".tgz", ".tar")):
+    if is_release_tar(path):
         return "official_tar"
     if os.path.isdir(path):
         if is_keras_hub_preset(path):
@@ -136,6 +156,21 @@ def _unknown_kind(path):
         + "; ".join(KINDS.values())
         + ", or a preset name."
     )
+
+
+def is_release_tar(path) -> bool:
+    """Whether `path` is a `.tar.gz` / `.tgz` / `.tar` file (a release)."""
+    return isinstance(path, (str, os.PathLike)) and (
+        os.path.isfile(path) and os.fspath(path).endswith((".tar.gz", ".tgz", ".tar"))
+    )
+
+
+def readable_folder(path):
+    """A context giving `path` readable in place: a release `.tar.gz`
+    unpacked for the block (`unpacked`), anything else unchanged."""
+    if is_release_tar(path):
+        return unpacked(path)
+    return contextlib.nullcontext(path)
 
 
 @contextlib.contextmanager

@@ -45,14 +45,15 @@ def add_parser(subparsers):
         default=DEFAULT_INIT,
         help="the model to start from: the output folder of `albert-keras "
         "pretrain` (by default it writes runs/pretrain), a .keras file, an "
-        "official checkpoint folder or TF Hub module, a transformers ALBERT "
-        "folder, or a preset name (albert_small, albert_base_v2, ...) for "
+        "official release (folder, .tar.gz) or TF Hub module, a transformers "
+        "ALBERT folder, a release's name (albert_base_v2, ...: its weights "
+        "converted into $ALBERT_KERAS_HOME), or albert_small or albert_tiny: "
         "random weights",
     )
     parser.add_argument(
         "--vocab",
         help="SentencePiece model or vocab.txt (default: the one beside --init, or "
-        "the embedded one for a preset)",
+        "the embedded one for albert_small / albert_tiny)",
     )
     parser.add_argument(
         "--output-dir",

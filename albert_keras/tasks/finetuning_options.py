@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 # Where `albert-keras pretrain` writes by default, and so what `finetune`
 # starts from by default: the README's first command, then fine-tuning.
@@ -93,3 +94,24 @@ class FinetuningOptions:
                 "`lora_rank` must be 0 or None (full fine-tuning) or at least 1. "
                 f"Received: lora_rank={self.lora_rank}"
             )
+
+
+def lora_summary(model, rank):
+    """'LoRA rank 8: 12,345 of 11,700,000 parameters trained'."""
+    trained = sum(math.prod(v.shape) for v in model.trainable_weights)
+    total = sum(
+        math.prod(v.shape)
+        for v in model.weights
+        if "seed_generator_state" not in v.path  # dropout's, not parameters
+    )
+    return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
+
+
+def choose_learning_rate(options, hidden_size):
+    """Sets `options.learning_rate` when it is None (auto), and says so."""
+    if options.learning_rate is None:
+        options.learning_rate = auto_learning_rate(hidden_size)
+        how = f"auto, for hidden size {hidden_size}; set --learning-rate to change it"
+    else:
+        how = "given"
+    print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)

@@ -15,7 +15,6 @@ export.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import shutil
 import time
@@ -28,7 +27,8 @@ from albert_keras.atomic_files import copy_file, read_json, write_json
 from albert_keras.tasks.finetuning_options import (
     DEFAULT_INIT,
     FinetuningOptions,
-    auto_learning_rate,
+    choose_learning_rate,
+    lora_summary,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
 
@@ -122,13 +122,27 @@ def _finished_run(output_dir, overwrite):
 
 
 def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
-    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-    from albert_keras.training.run_settings import check_run_settings
-    from checkpoints_convert.backbone_loader import find_vocabulary, resolve_init
+    from checkpoints_convert.backbone_loader import resolve_init
+    from checkpoints_convert.preset_sources import readable_folder
 
     keras.utils.set_random_seed(options.seed)
     init = resolve_init(init, _MISSING_INIT if init == DEFAULT_INIT else "")
-    vocab = find_vocabulary(init, vocab)
+    # A release .tar.gz is read unpacked for the whole run (its vocabulary
+    # too); the run records it by its name.
+    with readable_folder(init) as source:
+        return _run_from(
+            task, train, dev, (init, source), output_dir, vocab, force_resume, options
+        )
+
+
+def _run_from(task, train, dev, inits, output_dir, vocab, force_resume, options):
+    """The run, with `inits` = (`init` as given, where to read it)."""
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+    from albert_keras.training.run_settings import check_run_settings
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
+    init, source = inits
+    vocab = find_vocabulary(source, vocab)
     check_run_settings(
         output_dir, _settings(task, train, dev, init, options), force_resume
     )
@@ -137,7 +151,7 @@ def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
     splits = _read_splits(task, train, dev, options)
     _batch(task, splits, options, 0)  # SQuAD: makes the windows (num_rows)
     warnings_found = _print_warnings(task, splits)
-    model = _build_model(task, init, splits, options)
+    model = _build_model(task, source, splits, options, name=init)
     state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
     if state.restore(model):
         print(state.describe(), flush=True)
@@ -222,8 +236,12 @@ def _print_warnings(task, splits):
     return found
 
 
-def _build_model(task, init, splits, options):
-    """The compiled task model over the `init` backbone (its head reused if it fits)."""
+def _build_model(task, init, splits, options, name=None):
+    """The compiled task model over the `init` backbone (its head reused if it fits).
+
+    `name`: what to call `init` in the log (a release .tar.gz for its
+    unpacked folder).
+    """
     from albert_keras.models.weight_copy import reuse_task_head
     from albert_keras.training.optimizers import create_optimizer
     from checkpoints_convert.backbone_loader import load_backbone, load_init_model
@@ -239,16 +257,17 @@ def _build_model(task, init, splits, options):
         keras.mixed_precision.set_dtype_policy("float32")
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
-        name = init if isinstance(init, str) else type(init).__name__
+        name = init if name is None else name
+        name = name if isinstance(name, str) else type(name).__name__
         print(f"--init {name}: {reuse_task_head(model, source)}", flush=True)
     if options.lora_rank:  # after the init weights, which it must not touch
         backbone.enable_lora(options.lora_rank)
-        print(_lora_summary(model, options.lora_rank), flush=True)
+        print(lora_summary(model, options.lora_rank), flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
     steps = -(-splits["train"].num_rows // options.batch_size) * options.epochs
     losses, loss_weights = task.losses()
-    _choose_learning_rate(options, backbone.config.hidden_size)
+    choose_learning_rate(options, backbone.config.hidden_size)
     model.compile(
         optimizer=create_optimizer(
             options.optimizer,
@@ -261,27 +280,6 @@ def _build_model(task, init, splits, options):
         jit_compile=options.jit_compile,
     )
     return model
-
-
-def _lora_summary(model, rank):
-    """'LoRA rank 8: 12,345 of 11,700,000 parameters trained'."""
-    trained = sum(math.prod(v.shape) for v in model.trainable_weights)
-    total = sum(
-        math.prod(v.shape)
-        for v in model.weights
-        if "seed_generator_state" not in v.path  # dropout's, not parameters
-    )
-    return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
-
-
-def _choose_learning_rate(options, hidden_size):
-    """Sets `options.learning_rate` when it is None (auto), and says so."""
-    if options.learning_rate is None:
-        options.learning_rate = auto_learning_rate(hidden_size)
-        how = f"auto, for hidden size {hidden_size}; set --learning-rate to change it"
-    else:
-        how = "given"
-    print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)
 
 
 def _fit(task, model, splits, output_dir, options, state):

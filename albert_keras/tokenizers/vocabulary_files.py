@@ -8,6 +8,7 @@ what to do, before any TensorFlow op sees it.
 
 from __future__ import annotations
 
+import glob
 import os
 
 # The official layout of a SentencePiece vocabulary (`30k-clean.model`).
@@ -17,6 +18,17 @@ SENTENCEPIECE_SPECIALS.update({"sep": "[SEP]", "mask": "[MASK]"})
 WORDPIECE_SPECIALS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]"}
 WORDPIECE_SPECIALS.update({"sep": "[SEP]", "mask": "[MASK]"})
 _FIX = "Use the release's file or make one with `albert-keras vocab`."
+# Vocabulary files looked for beside a model or checkpoint, in this order:
+# ours (`albert-keras pretrain`), the official releases', transformers' and
+# keras-hub's names, then WordPiece ones.
+VOCABULARY_NAMES = (
+    "vocab.model",
+    "30k-clean.model",
+    "spiece.model",
+    "assets/tokenizer/vocabulary.spm",
+    "vocab.txt",
+    "vocab_chinese.txt",
+)
 
 
 def _read_bytes(path, what: str) -> bytes:
@@ -223,3 +235,44 @@ def load_tokenizer(vocabulary: str, lowercase: bool = True, **kwargs):
     if is_text:
         return AlbertWordPieceTokenizer(vocabulary, lowercase=lowercase, **kwargs)
     return AlbertTokenizer(vocabulary, lowercase=lowercase, **kwargs)
+
+
+def vocabulary_files_of(path) -> list[str]:
+    """The names a vocabulary beside `path` may have, in the order looked for.
+
+    For a file `X.keras`: `X.model` and `X.vocab.txt` (what `albert-convert`
+    writes beside it) come first. Then `VOCABULARY_NAMES` in its folder and
+    in the folder's `assets/` (TF1 Hub modules).
+    """
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    names = []
+    if os.path.isfile(path):
+        stem = os.path.splitext(path)[0]
+        names += [stem + ".model", stem + ".vocab.txt"]
+    for name in VOCABULARY_NAMES:
+        names += [os.path.join(folder, name), os.path.join(folder, "assets", name)]
+    return names
+
+
+def vocabulary_beside(path) -> str | None:
+    """The vocabulary file kept beside a model or checkpoint, or None.
+
+    The first of `vocabulary_files_of(path)` that exists, else the first
+    `*.model` of the folder (a SentencePiece model under its own name).
+
+    Args:
+        path: a model file (`.keras`, a checkpoint prefix) or a folder.
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> vocabulary_beside(SPM_MODEL_PATH) == SPM_MODEL_PATH  # the only .model
+    True
+    """
+    for candidate in vocabulary_files_of(path):
+        if os.path.isfile(candidate):
+            return candidate
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    found = sorted(glob.glob(os.path.join(folder, "*.model")))
+    return found[0] if found else None

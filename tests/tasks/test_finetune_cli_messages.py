@@ -126,6 +126,14 @@ def test_missing_init_and_misspelt_preset(tmp_path, monkeypatch, capsys):
     assert "No vocabulary" not in error
     assert main([*args, "--init", "albert_tiny", "--text-pair-field", "b"]) == 2
     assert "--text-pair-field needs --text-field" in capsys.readouterr().err
+    # A released size by name is its weights (as from_preset), never random:
+    # not in the cache, it is refused with the commands that put it there.
+    monkeypatch.setenv("ALBERT_KERAS_HOME", str(tmp_path / "cache"))
+    assert main([*args, "--init", "base"]) == 2
+    error = capsys.readouterr().err
+    assert "No local weights for preset 'base'" in error
+    assert "albert_base_v2.tar.gz" in error and "albert-convert" in error
+    assert "Random weights: --init albert_small" in error
 
 
 def test_warnings_where_scores_would_mislead():

@@ -1,0 +1,118 @@
+"""A release reaches fine-tuning however it is given: by name from the cache,
+as its `.tar.gz`, or as a release written by `--to-official`; its vocabulary
+always goes along."""
+
+import os
+import shutil
+import tarfile
+
+import keras
+import numpy as np
+import pytest
+from albert_test_case import TINY_FINETUNING, task_file
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks import ClassificationTask
+from albert_keras.tasks.finetuning_run import run_finetuning
+from checkpoints_convert import save_official_checkpoint
+from checkpoints_convert.backbone_loader import (
+    find_vocabulary,
+    load_backbone,
+    resolve_init,
+)
+from checkpoints_convert.cli import main as convert
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    """An official-format release of a tiny classifier (8k vocabulary):
+    (folder, its .tar.gz, the backbone's weights)."""
+    root = tmp_path_factory.mktemp("release")
+    folder = root / "albert_base_v2"
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    model = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    save_official_checkpoint(model, str(folder / "model.ckpt-best"))
+    shutil.copy(SPM_MODEL_PATH, folder / "30k-clean.model")
+    packed = root / "albert_base_v2.tar.gz"
+    with tarfile.open(packed, "w:gz") as tar:
+        tar.add(folder, arcname="albert_base_v2")
+    return str(folder), str(packed), model.backbone.get_weights()
+
+
+def _same(weights, expected):
+    return max(
+        float(np.max(np.abs(a - b))) for a, b in zip(weights, expected, strict=True)
+    )
+
+
+def test_a_released_name_is_its_cached_weights_and_vocabulary(
+    release, tmp_path, monkeypatch, capsys
+):
+    folder, _, weights = release
+    monkeypatch.setenv("ALBERT_KERAS_HOME", str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match="No local weights for preset"):
+        resolve_init("albert_base_v2")
+    with pytest.raises(FileNotFoundError, match="No local weights for preset"):
+        load_backbone("base", 8000)
+    # The command the refusal prints fills the cache; the vocabulary goes
+    # beside the .keras file under its name.
+    cached = tmp_path / "cache" / "albert_base_v2.keras"
+    assert convert([folder, "--output", str(cached)]) == 0
+    assert f"wrote {tmp_path / 'cache' / 'albert_base_v2.model'}" in (
+        capsys.readouterr().err
+    )
+    with open(SPM_MODEL_PATH, "rb") as f, open(str(cached)[:-6] + ".model", "rb") as g:
+        assert f.read() == g.read()
+    for name in ("albert_base_v2", "base"):
+        assert resolve_init(name) == str(cached)
+        assert find_vocabulary(name) == str(cached)[:-6] + ".model"
+        assert _same(load_backbone(name, 8000).get_weights(), weights) == 0.0
+    # Sizes without a release stay random, with the embedded vocabulary.
+    assert resolve_init("albert_tiny") == "albert_tiny"
+    assert find_vocabulary("albert_tiny") == SPM_MODEL_PATH
+
+
+def test_fine_tuning_starts_from_a_release_tar(release, tmp_path):
+    _, packed, weights = release
+    out = tmp_path / "run"
+    options = dict(TINY_FINETUNING, init=packed, learning_rate=0.0, epochs=1)
+    options.update(max_train_examples=16, max_dev_examples=16)
+    task = ClassificationTask(sequence_length=16)
+    dev = task_file("rt_sentiment", "dev.jsonl")
+    result = run_finetuning(task, dev, dev, output_dir=str(out), **options)
+    assert result["init"] == packed  # recorded by its name, not the unpacked copy
+    # At rate 0 the fine-tuned backbone is the release's.
+    model = keras.saving.load_model(out / "best.keras")
+    assert _same(model.backbone.get_weights(), weights) == 0.0
+    with open(SPM_MODEL_PATH, "rb") as f, open(out / "30k-clean.model", "rb") as g:
+        assert f.read() == g.read()
+    # Outside fine-tuning a packed release is named as such.
+    with pytest.raises(FileNotFoundError, match="is a packed release: unpack it"):
+        find_vocabulary(packed)
+
+
+def test_text_model_of_a_release_written_here(release, tmp_path, capsys):
+    """`--to-official` keeps the model's vocabulary under its own name; the
+    release it writes converts back with `--text-model`, and `--vocab` gives
+    one where the release has none."""
+    folder, _, _ = release
+    run = tmp_path / "run"
+    run.mkdir()
+    converted = run / "best.keras"
+    assert convert([folder, "--model", "classifier", "--output", str(converted)]) == 0
+    os.remove(run / "best.model")  # a run folder keeps it under its own name
+    shutil.copy(SPM_MODEL_PATH, run / "austen-8k.model")
+    mine = tmp_path / "mine"
+    assert convert([str(converted), "--to-official", "--output", str(mine)]) == 0
+    assert os.path.isfile(mine / "austen-8k.model")
+    args = [str(mine), "--model", "classifier", "--text-model", "16"]
+    assert convert([*args, "--output", str(tmp_path / "text.keras")]) == 0
+    err = capsys.readouterr().err
+    assert f"tokenizer: {mine / 'austen-8k.model'}" in err
+    os.remove(mine / "austen-8k.model")
+    assert convert([*args, "--output", str(tmp_path / "refused.keras")]) == 2
+    assert "Pass it with --vocab" in capsys.readouterr().err
+    given = [*args, "--vocab", SPM_MODEL_PATH, "--output", str(tmp_path / "v.keras")]
+    assert convert(given) == 0
+    assert f"tokenizer: {SPM_MODEL_PATH}" in capsys.readouterr().err
