@@ -237,6 +237,11 @@ def load_tokenizer(vocabulary: str, lowercase: bool = True, **kwargs):
     return AlbertTokenizer(vocabulary, lowercase=lowercase, **kwargs)
 
 
+def _folder_of(path) -> str:
+    path = os.fspath(path)
+    return path if os.path.isdir(path) else os.path.dirname(path) or "."
+
+
 def vocabulary_files_of(path) -> list[str]:
     """The names a vocabulary beside `path` may have, in the order looked for.
 
@@ -245,7 +250,7 @@ def vocabulary_files_of(path) -> list[str]:
     in the folder's `assets/` (TF1 Hub modules).
     """
     path = os.fspath(path)
-    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    folder = _folder_of(path)
     names = []
     if os.path.isfile(path):
         stem = os.path.splitext(path)[0]
@@ -272,7 +277,5 @@ def vocabulary_beside(path) -> str | None:
     for candidate in vocabulary_files_of(path):
         if os.path.isfile(candidate):
             return candidate
-    path = os.fspath(path)
-    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
-    found = sorted(glob.glob(os.path.join(folder, "*.model")))
+    found = sorted(glob.glob(os.path.join(_folder_of(path), "*.model")))
     return found[0] if found else None
