@@ -71,6 +71,11 @@ def check_input_flags(args):
                 "are already tokenized: pass the --vocab they were made with."
             )
     init = args.init_checkpoint
+    if init and init.endswith((".tar.gz", ".tgz", ".tar")) and os.path.isfile(init):
+        raise ValueError(
+            f"--init-checkpoint {init!r} is a packed release: unpack it (tar xzf "
+            f"{init}) and pass the folder, whose vocabulary is then found too."
+        )
     if init and not _checkpoint_exists(init):
         # Before any data is made.
         raise FileNotFoundError(

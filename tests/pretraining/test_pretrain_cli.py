@@ -106,6 +106,15 @@ def test_bad_vocabulary_and_held_out_flags_are_clear(tmp_path, capsys, extra, me
     assert message in capsys.readouterr().err
 
 
+def test_a_packed_release_is_refused_before_any_data_is_made(tmp_path, capsys):
+    packed = tmp_path / "albert_base_v2.tar.gz"
+    packed.write_bytes(b"")
+    args = ["pretrain", "--output-dir", str(tmp_path / "run")]
+    assert main([*args, "--init-checkpoint", str(packed)]) == 2
+    assert "is a packed release: unpack it (tar xzf" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "data").exists()
+
+
 def _brown_documents(count, paragraphs):
     """The first documents of tests/data's Brown slice (48 of 10 paragraphs)."""
     from albert_test_case import corpus_path
