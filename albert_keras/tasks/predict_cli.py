@@ -54,7 +54,40 @@ def add_parser(subparsers):
     parser.add_argument(
         "--seed", type=int, default=0, help="the draw of --max-examples (default: 0)"
     )
+    _add_field_arguments(parser)
     parser.set_defaults(run=run_predict)
+
+
+# What `predict --X-field` maps to in the task's config.
+FIELD_FLAGS = {
+    "text_field": "classify/pair/regress: the text",
+    "text_pair_field": "pair: the second text",
+    "label_field": "the label (optional: scored where present)",
+    "context_field": "choice: the context",
+    "question_field": "choice: the question",
+    "options_field": "choice: the options (a list, or columns A,B,C)",
+}
+
+
+def _add_field_arguments(parser):
+    fields = parser.add_argument_group(
+        "fields",
+        "which record key (CSV/TSV column) holds what, where the file names "
+        "them otherwise than the training file (default: the run's)",
+    )
+    for dest, text in FIELD_FLAGS.items():
+        fields.add_argument("--" + dest.replace("_", "-"), help=text)
+
+
+def _fields(args):
+    """{config field: key} of the field flags given."""
+    given = {k: getattr(args, k) for k in FIELD_FLAGS if getattr(args, k)}
+    if "text_pair_field" in given and "text_field" not in given:
+        raise ValueError(
+            "--text-pair-field needs --text-field too (the first text of the pair)."
+        )
+    texts = tuple(given.pop(k) for k in ("text_field", "text_pair_field") if k in given)
+    return {**given, **({"text_fields": texts} if texts else {})}
 
 
 def run_predict(args):
@@ -70,6 +103,7 @@ def run_predict(args):
         null_threshold=args.null_threshold,
         max_examples=args.max_examples,
         seed=args.seed,
+        fields=_fields(args),
     )
     skipped = sum(result["data"]["skipped"].values())
     print(

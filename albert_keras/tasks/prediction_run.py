@@ -65,8 +65,9 @@ def _read_json(folder, name):
         return json.load(f)
 
 
-def _task_of(model, settings, sequence_length):
-    """The run's task (settings.json), or one made from the model's class."""
+def _task_of(model, settings, sequence_length, fields):
+    """The run's task (settings.json), or one made from the model's class,
+    with the `fields` and `sequence_length` given (those not None)."""
     if settings.get("task"):
         task = Task.from_config(settings["task"])
     else:
@@ -84,10 +85,34 @@ def _task_of(model, settings, sequence_length):
             fields = {"num_choices": model.num_choices}
         task = task_from_name(task_name, **fields)
     if sequence_length:
-        task.config = type(task.config)(
-            **{**vars(task.config), "sequence_length": sequence_length}
+        fields = {**fields, "sequence_length": sequence_length}
+    unknown = sorted(set(fields) - set(vars(task.config)))
+    if unknown:
+        flags = ", ".join(_flag(k) for k in unknown)
+        keys = [k for k in vars(task.config) if k.endswith(("_field", "_fields"))]
+        known = [_flag(k) for k in keys]
+        raise ValueError(
+            f"{flags} does not apply to a {type(task).__name__} model; it takes "
+            f"{', '.join(known) or 'no field flags (its format has fixed keys)'}."
         )
+    if "text_fields" in fields:
+        _check_text_count(task, fields["text_fields"])
+    task.config = type(task.config)(**{**vars(task.config), **fields})
     return task
+
+
+def _flag(field):
+    return "--text-field" if field == "text_fields" else "--" + field.replace("_", "-")
+
+
+def _check_text_count(task, given):
+    trained = task.config.text_fields
+    if trained and len(given) != len(trained):
+        raise ValueError(
+            f"The model was trained on {len(trained)} text(s) per example "
+            f"({', '.join(trained)}); --text-field / --text-pair-field name "
+            f"{len(given)}."
+        )
 
 
 def _check_length(model, task):
@@ -111,6 +136,7 @@ def run_prediction(
     null_threshold=None,
     max_examples=None,
     seed=0,
+    fields=None,
 ):
     """Predicts every record of a task file; scores them where labels are there.
 
@@ -131,6 +157,10 @@ def run_prediction(
             it; default: the `best_f1_thresh` chosen on dev.
         max_examples, seed: predict a seeded draw of this many records only
             (the draw of `albert-keras finetune --max-dev-examples`).
+        fields: record keys where `input` names them otherwise than the
+            training file: {config field: key}, e.g. `{"text_fields":
+            ("review",), "label_field": "stars"}` (`context_field`, ... for
+            choice).
 
     Returns:
         dict with `task`, `predictions` (the file written), `examples`,
@@ -151,7 +181,7 @@ def run_prediction(
         _read_json(folder, "metrics.json"),
     )
     loaded = keras.saving.load_model(path, compile=False)
-    task = _task_of(loaded, settings, sequence_length)
+    task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)
     if vocab is None and settings.get("vocab"):
         beside = os.path.join(folder, settings["vocab"])

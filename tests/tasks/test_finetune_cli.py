@@ -435,6 +435,32 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
         run_metrics = json.load(f)["metrics"]
     with open(lone / "predictions-dev.metrics.json") as f:
         assert json.load(f)["metrics"] == pytest.approx(run_metrics, abs=1e-6)
+    # A CSV whose columns are named otherwise: the field flags map them, and
+    # the predictions and scores are the run's.
+    import csv
+
+    with open(_task("rt_sentiment", "dev.jsonl")) as f:
+        records = [json.loads(line) for line in f]
+    renamed = tmp_path / "renamed.csv"
+    with open(renamed, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["review", "stars"])
+        writer.writerows([r["text"], r["label"]] for r in records)
+    mapped = ["predict", "--model", str(out), "--input", str(renamed)]
+    mapped += ["--text-field", "review", "--label-field", "stars"]
+    assert main([*mapped, "--max-examples", "32"]) == 0
+    with open(out / "predictions-renamed.jsonl") as f:
+        csv_lines = [json.loads(line) for line in f]
+    assert [p["label"] for p in csv_lines] == [p["label"] for p in run_lines]
+    with open(out / "predictions-renamed.metrics.json") as f:
+        assert json.load(f)["metrics"] == pytest.approx(run_metrics, abs=1e-6)
+    capsys.readouterr()
+    assert main([*mapped, "--context-field", "review"]) == 2
+    assert "--context-field does not apply to a ClassificationTask model; it " in (
+        capsys.readouterr().err
+    )
+    assert main([*mapped, "--text-pair-field", "stars"]) == 2
+    assert "trained on 1 text(s) per example" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="2"):  # the run says the task
         main([*predict, "--task", "squad"])
     assert "unrecognized arguments: --task" in capsys.readouterr().err
