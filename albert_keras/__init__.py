@@ -99,3 +99,19 @@ def _install_preset_functions():
 
 
 _when_imported("albert_keras.models.preset_loading", _install_preset_functions)
+
+
+# The tokenizers' `from_preset` finds vocabularies the same way
+# (albert_keras/tokenizers/tokenizer_base.py).
+def _find_vocabulary(preset):
+    from checkpoints_convert.backbone_loader import find_vocabulary
+
+    return find_vocabulary(preset)
+
+
+def _install_vocabulary_finder():
+    module = _importlib.import_module("albert_keras.tokenizers.tokenizer_base")
+    module.set_vocabulary_finder(_find_vocabulary)
+
+
+_when_imported("albert_keras.tokenizers.tokenizer_base", _install_vocabulary_finder)

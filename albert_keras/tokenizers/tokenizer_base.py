@@ -5,6 +5,15 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+# `from_preset` finds a preset's vocabulary with checkpoints_convert, a layer
+# above the tokenizers: the package root installs that function here.
+_VOCABULARY_FINDER = {}
+
+
+def set_vocabulary_finder(find) -> None:
+    """Installs `find(preset) -> vocabulary path` for `from_preset`."""
+    _VOCABULARY_FINDER["find"] = find
+
 
 class AlbertTokenizerBase(keras.layers.Layer):
     """Text -> ids, in the graph: the part of a tokenizer that is not its rules.
@@ -55,6 +64,46 @@ class AlbertTokenizerBase(keras.layers.Layer):
                 f"This {type(self).__name__} has {self._NO_VOCABULARY}, "
                 "or load a saved model."
             )
+
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """The tokenizer of a preset, as keras-hub's `Tokenizer.from_preset`.
+
+        Args:
+            preset: a release's name ("albert_base_v2", "base": the
+                vocabulary kept beside its weights in `$ALBERT_KERAS_HOME`),
+                "albert_small" / "albert_tiny" (the embedded vocabulary), or
+                a folder or model file with its vocabulary: a release, a
+                transformers or keras-hub folder, a fine-tuning or pretraining
+                run, a `.keras` file.
+            **kwargs: the tokenizer's arguments (`lowercase`, ...).
+
+        Raises:
+            FileNotFoundError: no vocabulary there (the message says where to
+                get it); ValueError: a vocabulary of the other kind.
+
+        Example:
+        >>> import albert_keras  # installs the vocabulary finder
+        >>> from albert_keras.tokenizers import AlbertTokenizer
+        >>> AlbertTokenizer.from_preset("albert_tiny").vocabulary_size()
+        8000
+        """
+        from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+
+        if "find" not in _VOCABULARY_FINDER:
+            raise RuntimeError(
+                "No vocabulary finder installed: import albert_keras (the "
+                "package) first."
+            )
+        vocabulary = _VOCABULARY_FINDER["find"](preset)
+        tokenizer = load_tokenizer(vocabulary, **kwargs)
+        if not isinstance(tokenizer, cls):
+            kind = type(tokenizer).__name__
+            raise ValueError(
+                f"{preset!r} has a {kind} vocabulary ({vocabulary}): use "
+                f"{kind}.from_preset({preset!r})."
+            )
+        return tokenizer
 
     # --- vocabulary -----------------------------------------------------------
     def vocabulary_size(self) -> int:

@@ -15,6 +15,7 @@ from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import ClassificationTask
 from albert_keras.tasks.finetuning_run import run_finetuning
+from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
 from checkpoints_convert import save_official_checkpoint
 from checkpoints_convert.backbone_loader import (
     find_vocabulary,
@@ -71,6 +72,21 @@ def test_a_released_name_is_its_cached_weights_and_vocabulary(
     # Sizes without a release stay random, with the embedded vocabulary.
     assert resolve_init("albert_tiny") == "albert_tiny"
     assert find_vocabulary("albert_tiny") == SPM_MODEL_PATH
+    # The tokenizer of the name, as keras-hub's Tokenizer.from_preset.
+    text = ["Emma Woodhouse, handsome, clever, and rich."]
+    expected = AlbertTokenizer(SPM_MODEL_PATH)(text).to_list()
+    for name in ("albert_base_v2", "albert_tiny", folder):
+        assert AlbertTokenizer.from_preset(name)(text).to_list() == expected
+    wordpiece = tmp_path / "zh"
+    wordpiece.mkdir()
+    (wordpiece / "vocab_chinese.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]) + "\n"
+    )
+    assert type(AlbertWordPieceTokenizer.from_preset(str(wordpiece))).__name__ == (
+        "AlbertWordPieceTokenizer"
+    )
+    with pytest.raises(ValueError, match="use AlbertWordPieceTokenizer.from_preset"):
+        AlbertTokenizer.from_preset(str(wordpiece))
 
 
 def test_fine_tuning_starts_from_a_release_tar(release, tmp_path):
