@@ -58,11 +58,12 @@ def has_release(preset) -> bool:
     >>> has_release("base"), has_release("albert_small")
     (True, False)
     """
-    from albert_keras.presets import ALIASES
+    from albert_keras.presets import ALIASES, PRESETS
 
     if not isinstance(preset, str):
         return False
-    return ALIASES.get(preset, preset).endswith(("_v1", "_v2", "_zh"))
+    name = ALIASES.get(preset, preset)
+    return name in PRESETS and name.endswith(("_v1", "_v2", "_zh"))
 
 
 def resolve_preset(preset, random_hint=None) -> str:
