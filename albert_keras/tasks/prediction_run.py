@@ -76,14 +76,14 @@ def _task_of(model, settings, sequence_length, fields):
             raise ValueError(
                 f"{name} is not a fine-tuned task model ({', '.join(_MODEL_TASKS)})."
             )
-        task_name, fields = _MODEL_TASKS[name]
+        task_name, made = _MODEL_TASKS[name]
         if name == "AlbertClassifier":
-            fields = {"num_classes": model.num_classes, "pairs": None}
+            made = {"num_classes": model.num_classes, "pairs": None}
             if model.num_classes > 1:  # class i is label i
-                fields["labels"] = list(range(model.num_classes))
+                made["labels"] = list(range(model.num_classes))
         elif name == "AlbertMultipleChoice":
-            fields = {"num_choices": model.num_choices}
-        task = task_from_name(task_name, **fields)
+            made = {"num_choices": model.num_choices}
+        task = task_from_name(task_name, **made)
     if sequence_length:
         fields = {**fields, "sequence_length": sequence_length}
     unknown = sorted(set(fields) - set(vars(task.config)))

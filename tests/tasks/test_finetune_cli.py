@@ -454,6 +454,15 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     assert [p["label"] for p in csv_lines] == [p["label"] for p in run_lines]
     with open(out / "predictions-renamed.metrics.json") as f:
         assert json.load(f)["metrics"] == pytest.approx(run_metrics, abs=1e-6)
+    # The same for a .keras without its run folder (the task from its class).
+    lone_csv = ["predict", "--model", str(lone / "model.keras")]
+    lone_csv += ["--input", str(renamed), "--vocab", SPM_MODEL_PATH]
+    lone_csv += ["--text-field", "review", "--label-field", "stars"]
+    assert main([*lone_csv, "--max-seq-length", "32", "--max-examples", "32"]) == 0
+    with open(lone / "predictions-renamed.jsonl") as f:
+        assert [json.loads(line)["label"] for line in f] == [
+            p["label"] for p in run_lines
+        ]
     capsys.readouterr()
     assert main([*mapped, "--context-field", "review"]) == 2
     assert "--context-field does not apply to a ClassificationTask model; it " in (
