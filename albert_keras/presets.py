@@ -82,6 +82,8 @@ PRESETS["albert_tiny"] = dict(
 # Short aliases: "base" means the v2 release, as on the hubs.
 ALIASES = {size: f"albert_{size}_v2" for size in _SIZES}
 ALIASES.update({"small": "albert_small", "tiny": "albert_tiny"})
+# How the releases are packed (albert_base_v2.tar.gz).
+RELEASE_ARCHIVES = (".tar.gz", ".tgz", ".tar")
 
 
 def preset_values(name: str) -> dict:

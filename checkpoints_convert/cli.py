@@ -163,16 +163,16 @@ def _keep_vocabulary_beside(vocab, output):
     `X.vocab.txt` (WordPiece): what `--init X.keras` and a bare preset name
     of the cache find."""
     from albert_keras.atomic_files import copy_file
+    from albert_keras.tokenizers.vocabulary_files import vocabulary_path_beside
 
-    stem = os.path.splitext(output)[0]
-    target = stem + (".vocab.txt" if vocab.endswith(".txt") else ".model")
+    target = vocabulary_path_beside(output, vocab)
     copy_file(vocab, target)
     _log(f"wrote {target} (the vocabulary)")
 
 
 def _with_tokenizer(model, vocab, args):
     from albert_keras.models import with_tokenizer
-    from albert_keras.tokenizers import AlbertTokenizer, AlbertWordPieceTokenizer
+    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.conversion_error import ConversionError
 
     qa = ("span_qa", "squad_v2")
@@ -187,10 +187,7 @@ def _with_tokenizer(model, vocab, args):
             "the checkpoint or in its assets/ (30k-clean.model, vocab_chinese.txt, "
             "any *.model). Pass it with --vocab."
         )
-    if vocab.endswith(".model"):
-        tokenizer = AlbertTokenizer(vocab)
-    else:
-        tokenizer = AlbertWordPieceTokenizer(vocab)
+    tokenizer = load_tokenizer(vocab)  # SentencePiece or WordPiece, by content
     _log(f"tokenizer: {vocab}")
     options = {}
     if args.model in qa:

@@ -13,6 +13,7 @@ import os
 import tarfile
 import tempfile
 
+from albert_keras.presets import RELEASE_ARCHIVES
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
 from checkpoints_convert.keras_hub_preset_reader import is_keras_hub_preset
@@ -162,7 +163,7 @@ def _unknown_kind(path):
 def is_release_tar(path) -> bool:
     """Whether `path` is a `.tar.gz` / `.tgz` / `.tar` file (a release)."""
     return isinstance(path, (str, os.PathLike)) and (
-        os.path.isfile(path) and os.fspath(path).endswith((".tar.gz", ".tgz", ".tar"))
+        os.path.isfile(path) and os.fspath(path).endswith(RELEASE_ARCHIVES)
     )
 
 

@@ -16,6 +16,7 @@ import math
 import os
 
 from albert_keras.atomic_files import read_json, write_json
+from albert_keras.presets import RELEASE_ARCHIVES
 from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
 # Passes over the same instances (the same pairs and masks) above which a run
@@ -71,7 +72,7 @@ def check_input_flags(args):
                 "are already tokenized: pass the --vocab they were made with."
             )
     init = args.init_checkpoint
-    if init and init.endswith((".tar.gz", ".tgz", ".tar")) and os.path.isfile(init):
+    if init and init.endswith(RELEASE_ARCHIVES) and os.path.isfile(init):
         raise ValueError(
             f"--init-checkpoint {init!r} is a packed release: unpack it (tar xzf "
             f"{init}) and pass the folder, whose vocabulary is then found too."

@@ -266,17 +266,23 @@ def _text_fields(args):
     """The text key(s) from --text-field / --text-pair-field (or --text-fields)."""
     if args.text_fields:
         return tuple(args.text_fields.split(","))
-    if args.text_pair_field and not args.text_field:
-        raise ValueError(
-            "--text-pair-field needs --text-field too (the first text of the pair)."
-        )
-    if args.text_field and args.task == "pair" and not args.text_pair_field:
+    fields = text_fields_of(args.text_field, args.text_pair_field)
+    if len(fields) == 1 and args.task == "pair":
         raise ValueError(
             f"--task pair needs two texts: add --text-pair-field (the field "
             f"paired with {args.text_field!r}), or use --task classify."
         )
-    fields = (args.text_field, args.text_pair_field)
-    return tuple(f for f in fields if f)
+    return fields
+
+
+def text_fields_of(text_field, text_pair_field) -> tuple:
+    """`text_fields` of --text-field / --text-pair-field (`finetune`, `predict`):
+    (), (text,) or (text, pair); a pair field alone is refused."""
+    if text_pair_field and not text_field:
+        raise ValueError(
+            "--text-pair-field needs --text-field too (the first text of the pair)."
+        )
+    return tuple(f for f in (text_field, text_pair_field) if f)
 
 
 def _label(text):

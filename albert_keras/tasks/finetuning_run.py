@@ -236,7 +236,7 @@ def _print_warnings(task, splits):
     return found
 
 
-def _build_model(task, init, splits, options, name=None):
+def _build_model(task, init, splits, options, name):
     """The compiled task model over the `init` backbone (its head reused if it fits).
 
     `name`: what to call `init` in the log (a release .tar.gz for its
@@ -257,7 +257,6 @@ def _build_model(task, init, splits, options, name=None):
         keras.mixed_precision.set_dtype_policy("float32")
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
-        name = init if name is None else name
         name = name if isinstance(name, str) else type(name).__name__
         print(f"--init {name}: {reuse_task_head(model, source)}", flush=True)
     if options.lora_rank:  # after the init weights, which it must not touch

@@ -81,12 +81,11 @@ def _add_field_arguments(parser):
 
 def _fields(args):
     """{config field: key} of the field flags given."""
-    given = {k: getattr(args, k) for k in FIELD_FLAGS if getattr(args, k)}
-    if "text_pair_field" in given and "text_field" not in given:
-        raise ValueError(
-            "--text-pair-field needs --text-field too (the first text of the pair)."
-        )
-    texts = tuple(given.pop(k) for k in ("text_field", "text_pair_field") if k in given)
+    from albert_keras.tasks.finetune_cli import text_fields_of
+
+    texts = text_fields_of(args.text_field, args.text_pair_field)
+    others = [k for k in FIELD_FLAGS if k not in ("text_field", "text_pair_field")]
+    given = {k: getattr(args, k) for k in others if getattr(args, k)}
     return {**given, **({"text_fields": texts} if texts else {})}
 
 

@@ -242,6 +242,22 @@ def _folder_of(path) -> str:
     return path if os.path.isdir(path) else os.path.dirname(path) or "."
 
 
+# A vocabulary kept beside a model file `X.keras`: `X.model` (SentencePiece)
+# or `X.vocab.txt` (WordPiece), looked for before the names above.
+BESIDE_SUFFIXES = (".model", ".vocab.txt")
+
+
+def vocabulary_path_beside(model_path, vocabulary) -> str:
+    """Where `vocabulary` is kept beside the model file `model_path`.
+
+    Example:
+    >>> vocabulary_path_beside("cache/albert_base_v2.keras", "x/30k-clean.model")
+    'cache/albert_base_v2.model'
+    """
+    suffix = BESIDE_SUFFIXES[1] if vocabulary.endswith(".txt") else BESIDE_SUFFIXES[0]
+    return os.path.splitext(model_path)[0] + suffix
+
+
 def vocabulary_files_of(path) -> list[str]:
     """The names a vocabulary beside `path` may have, in the order looked for.
 
@@ -254,7 +270,7 @@ def vocabulary_files_of(path) -> list[str]:
     names = []
     if os.path.isfile(path):
         stem = os.path.splitext(path)[0]
-        names += [stem + ".model", stem + ".vocab.txt"]
+        names += [stem + suffix for suffix in BESIDE_SUFFIXES]
     for name in VOCABULARY_NAMES:
         names += [os.path.join(folder, name), os.path.join(folder, "assets", name)]
     return names
