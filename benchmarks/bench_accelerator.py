@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
+import itertools
 import json
 import os
 import platform
@@ -112,6 +113,13 @@ SHORT = dict(
     num_attention_heads="heads",
     intermediate_size="I",
 )
+# `--variants`: changes to our step tried on the accelerator before the
+# product takes one; each adds a run of every job of ours, named `...+NAME`.
+VARIANTS = {
+    "qkv3": "Q, K and V as three products (`FORCE_QKV_PROJECTION`)",
+    "cublaslt": "XLA_FLAGS=--xla_gpu_enable_cublaslt=true (GEMM epilogues)",
+    "seqlen": "cuDNN attention given key lengths instead of a mask (JAX)",
+}
 LABELS = {
     "ours-lamb": "ours LAMB",
     "ours-adamw": "ours AdamW",
@@ -192,12 +200,15 @@ def plan_jobs(args) -> list[dict]:
         shape = workload_shape(workload, args.smoke)
         for impl in impls:
             base, _, remat = impl.partition("/")
-            paths = attention if base.startswith("ours") else [None]
-            for path in paths:
+            ours = base.startswith("ours")
+            paths = attention if ours else [None]
+            variants = [None, *args.variants] if ours else [None]
+            for path, variant in itertools.product(paths, variants):
                 suffix = "" if path in (None, "auto") else f"/{path}"
+                suffix += f"+{variant}" if variant else ""
                 name = f"{workload}/{impl}{suffix}"
                 job = dict(name=name, workload=workload, impl=base, **shape)
-                job.update(attention=path, remat=bool(remat))
+                job.update(attention=path, remat=bool(remat), variant=variant)
                 jobs.append(job)
     for job in jobs:
         job.update(
@@ -484,12 +495,58 @@ def worker_main(job: dict) -> None:
         sys.modules["tensorflow"] = None  # as on a GPU machine without it
     if job["inject_failure"]:
         raise RuntimeError(f"injected failure (--inject-failure) in {job['name']}")
+    apply_variant(job.get("variant"))
     start = time.perf_counter()
     result = runner_of(job["impl"])(job)
     result["seconds"] = time.perf_counter() - start
     tf = sys.modules.get("tensorflow")
     result["tensorflow_imported"] = tf is not None
     print(RESULT_MARK + json.dumps(result), flush=True)
+
+
+def apply_variant(variant: str | None) -> None:
+    """Sets up one of `VARIANTS` in this worker, before JAX is imported."""
+    if variant == "cublaslt":
+        flags = os.environ.get("XLA_FLAGS", "") + " --xla_gpu_enable_cublaslt=true"
+        os.environ["XLA_FLAGS"] = flags.strip()
+    elif variant == "qkv3":
+        from albert_keras.layers import albert_attention
+
+        albert_attention.FORCE_QKV_PROJECTION = "three"
+    elif variant == "seqlen":
+        from albert_keras.layers.albert_attention import AlbertAttention
+
+        AlbertAttention._fused_attention = _key_length_attention
+    elif variant is not None:
+        raise ValueError(f"Unknown variant {variant!r}; known: {sorted(VARIANTS)}")
+
+
+def _key_length_attention(self, q, k, v, padding_mask):
+    """`AlbertAttention._fused_attention` with key lengths, not a mask bias.
+
+    Exact only where each row's real tokens come first (as the tokenizers
+    write them); cuDNN then needs no [batch, 1, queries, keys] bias, nor
+    computes its gradient.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    queries = q.shape[1]
+    if queries % 2:
+        q = jnp.pad(q, ((0, 0), (0, 1), (0, 0), (0, 0)))
+    lengths = None
+    if padding_mask is not None:
+        lengths = jnp.sum(jnp.asarray(padding_mask, "int32"), axis=1)
+    gpu = jax.default_backend() == "gpu"
+    context = jax.nn.dot_product_attention(
+        q,
+        k,
+        v,
+        scale=1.0 / self.head_size**0.5,
+        key_value_seq_lengths=lengths,
+        implementation="cudnn" if gpu else None,
+    )
+    return context[:, :queries]
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -987,6 +1044,12 @@ def parse_args(argv=None):
         default="auto",
         help="our attention path (both: our jobs once per path)",
     )
+    p.add_argument(
+        "--variants",
+        type=lambda text: [v for v in text.split(",") if v],
+        default=[],
+        help=f"comma-separated changes to also time ours with: {', '.join(VARIANTS)}",
+    )
     p.add_argument("--budget-seconds", type=float, default=540.0)
     p.add_argument("--job-timeout", type=float, default=150.0, help="seconds")
     p.add_argument("--steps-per-execution", type=int, help="default 10 (smoke 2)")
@@ -1009,6 +1072,9 @@ def parse_args(argv=None):
         args.steps_per_execution = 2 if args.smoke else 10
     if args.repeats is None:
         args.repeats = 2 if args.smoke else 3
+    unknown = sorted(set(args.variants) - set(VARIANTS))
+    if unknown:
+        p.error(f"unknown --variants {unknown}; known: {', '.join(VARIANTS)}")
     return args
 
 

@@ -12,6 +12,9 @@ from albert_keras.layers.position_gather import take_positions
 # None: each call chooses its attention path (see `AlbertAttention`);
 # "fused" or "explicit" forces one, for benchmarks and tests.
 FORCE_ATTENTION_PATH = None
+# None: Q, K and V in one concatenated product (see `_project`); "three":
+# one product per projection, for benchmarks and tests.
+FORCE_QKV_PROJECTION = None
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -135,6 +138,8 @@ class AlbertAttention(keras.layers.Layer):
         """
         modes = {layer.quantization_mode for layer in layers}
         if len(layers) == 1 or any(layer.lora_enabled for layer in layers):
+            return [layer(x) for layer in layers]
+        if FORCE_QKV_PROJECTION == "three":
             return [layer(x) for layer in layers]
         if modes == {"int8"} and not training and _same_input_quantizers(layers):
             return self._project_int8(x, layers)

@@ -76,3 +76,18 @@ def test_lora_and_int8_kernels_still_match_the_reference():
     assert quantized.query.quantization_mode == "int8"
     out = np.asarray(quantized(x, padding_mask=mask))
     assert max_abs_diff(out, expected) < 0.05  # int8 rounding, not garbage
+
+
+def test_three_projections_match_the_reference(monkeypatch):
+    """`FORCE_QKV_PROJECTION = "three"` (a benchmark variant): Q, K, V as three
+    products give the numbers of the one concatenated product."""
+    from albert_keras.layers import albert_attention
+
+    layer = AlbertAttention(32, 4)
+    x = np.random.default_rng(4).normal(size=(2, 6, 32)).astype("float32")
+    mask = random_inputs(batch=2, length=6)["padding_mask"]
+    layer(x, padding_mask=mask)
+    randomize(layer, seed=4)
+    monkeypatch.setattr(albert_attention, "FORCE_QKV_PROJECTION", "three")
+    out = np.asarray(layer(x, padding_mask=mask))
+    assert max_abs_diff(out, attention(layer, f64(x), mask)) < 1e-5

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -143,3 +144,48 @@ def test_dry_run_prints_the_plan_and_flops(tmp_path):
     # ALBERT-base, 256 x 128, 20 predictions: 17.3 TFLOP per training step.
     assert "base-train-128     256 x 128 P=20" in result.stdout
     assert "1.73e+13 FLOP" in result.stdout
+
+
+def test_key_length_variant_matches_the_reference(monkeypatch):
+    """`--variants seqlen` times attention given key lengths: on right-padded
+    rows it gives the official numbers (numpy reference)."""
+    pytest.importorskip("jax")
+    from numpy_ops import attention, f64, randomize
+
+    from albert_keras.layers import AlbertAttention, albert_attention
+
+    layer = AlbertAttention(32, 4)
+    x = np.random.default_rng(5).normal(size=(3, 8, 32)).astype("float32")
+    mask = (np.arange(8)[None] < np.array([[8], [5], [2]])).astype("int32")
+    layer(x, padding_mask=mask)
+    randomize(layer, seed=5)
+    monkeypatch.setattr(albert_attention, "FORCE_ATTENTION_PATH", "fused")
+    monkeypatch.setattr(
+        AlbertAttention, "_fused_attention", bench_module()._key_length_attention
+    )
+    out = np.asarray(layer(x, padding_mask=mask))
+    assert np.max(np.abs(out - attention(layer, f64(x), mask))) < 1e-5
+
+
+def test_variants_are_named_in_the_plan_and_unknown_ones_refused():
+    command = [sys.executable, SCRIPT, "--dry-run", "--jobs", "base-infer-128"]
+    result = subprocess.run(
+        [*command, "--variants", "qkv3,seqlen"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    names = [line.split()[1] for line in result.stdout.splitlines()[2:7]]
+    assert names == [
+        "matmul",
+        "base-infer-128/ours",
+        "base-infer-128/ours+qkv3",
+        "base-infer-128/ours+seqlen",
+        "base-infer-128/keras-hub",
+    ]
+    assert "keras-hub+" not in result.stdout
+    result = subprocess.run(
+        [*command, "--variants", "fast"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "unknown --variants ['fast']" in result.stderr
