@@ -145,6 +145,18 @@ def main(argv=None) -> int:
     except (UserError, ValueError, FileNotFoundError, RunFolderBusy) as e:
         print(f"albert-keras {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as e:
+        if e.name not in ("tensorflow", "tensorflow_text"):
+            raise
+        print(
+            f"albert-keras {args.command}: error: it needs TensorFlow and "
+            "tensorflow-text (tf.data, the tokenizer ops), which this Python "
+            "cannot import: `pip install tensorflow tensorflow-text` (the "
+            "package's own dependencies). Without them `albert-keras info`, "
+            "`pretrain`, `create-data` and `vocab` run (KERAS_BACKEND=jax or torch).",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -169,3 +169,31 @@ def test_python_dash_m_runs_the_commands():
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "--max-seq-length" in result.stdout
+
+
+def test_commands_that_need_tensorflow_say_so_without_a_traceback(tmp_path):
+    """On a JAX-only machine, `finetune` names what to install, exit status 2."""
+    pytest.importorskip("jax")
+    script = (
+        "import sys\n"
+        'sys.modules["tensorflow"] = None  # as on a machine with JAX only\n'
+        "from albert_keras.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    data = os.path.join(os.path.dirname(__file__), "data", "tasks", "rt_sentiment")
+    command = ["finetune", "--task", "classify", "--init", "albert_tiny"]
+    command += ["--train", os.path.join(data, "train.jsonl")]
+    command += ["--dev", os.path.join(data, "dev.jsonl"), "--output-dir", "run"]
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", script, *command],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "albert-keras finetune: error: it needs TensorFlow" in result.stderr
+    assert "pip install tensorflow tensorflow-text" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "run").exists()
