@@ -34,6 +34,7 @@ from albert_keras.training.worker_files import (
     remove_worker_private_dir,
     worker_private_dir,
 )
+from albert_keras.training.xla_compile import xla_jit_compile
 
 
 def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None:
@@ -296,9 +297,7 @@ def _compiled_pretrainer(model, optimizer, jit_compile, steps_per_execution):
     """`model` compiled, its optimizer's variables made (in the strategy's scope)."""
     model.compile(
         optimizer=optimizer,
-        # On torch, Keras's jit_compile is torch.compile: minutes of
-        # compilation for no gain on these graphs; eager there.
-        jit_compile=jit_compile and keras.backend.backend() != "torch",
+        jit_compile=xla_jit_compile(jit_compile),
         steps_per_execution=steps_per_execution,
     )
     model.optimizer.build(model.trainable_variables)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from albert_keras.tokenizers.tensorflow_inputs import keep_tensorflow_inputs
+
 
 def as_ragged(ids):
     """Ragged int32 ids from a ragged tensor, a dense 1-D/2-D tensor or lists."""
@@ -90,6 +92,7 @@ class AlbertPacker(keras.layers.Layer):
     ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
+        keep_tensorflow_inputs(self)
         if not isinstance(sequence_length, int) or sequence_length < 3:
             raise ValueError(
                 "`sequence_length` must be an integer of at least 3 ([CLS] a "

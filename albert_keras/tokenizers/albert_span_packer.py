@@ -10,6 +10,7 @@ from albert_keras.tokenizers.albert_packer import (
     keep_first,
     paired_row_lengths,
 )
+from albert_keras.tokenizers.tensorflow_inputs import keep_tensorflow_inputs
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -69,6 +70,7 @@ class AlbertSpanPacker(keras.layers.Layer):
     ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
+        keep_tensorflow_inputs(self)
         for name, value in (
             ("sequence_length", sequence_length),
             ("doc_stride", doc_stride),

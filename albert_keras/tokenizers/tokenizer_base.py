@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from albert_keras.tokenizers.tensorflow_inputs import keep_tensorflow_inputs
+
 # `from_preset` finds a preset's vocabulary with checkpoints_convert, a layer
 # above the tokenizers: the package root installs that function here.
 _VOCABULARY_FINDER = {}
@@ -41,6 +43,7 @@ class AlbertTokenizerBase(keras.layers.Layer):
     def __init__(self, lowercase=True, **kwargs):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
+        keep_tensorflow_inputs(self)
         self.lowercase = bool(lowercase)
         self._tokens = None
 

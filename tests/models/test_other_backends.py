@@ -170,3 +170,39 @@ def test_pretrain_on_jax_without_tensorflow_then_load_here(tmp_path):
     out = model.predict_on_batch(x)
     for key in ("mlm_logits", "sop_logits"):
         assert max_abs_diff(out[key], saved[key]) < 1e-4
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_finetune_command_on_other_backends(tmp_path, backend):
+    """`KERAS_BACKEND=jax|torch albert-keras finetune`: the tokenizer and packer
+    take TensorFlow strings under that backend, torch runs eagerly (not
+    minutes of `torch.compile`), and a TensorFlow process writes savedmodel/,
+    which serves the run's best.keras."""
+    _require(backend)
+    data = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tasks")
+    data = os.path.join(data, "rt_sentiment")
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "albert_keras.cli", "finetune"]
+    command += ["--task", "classify", "--init", "albert_tiny", "--epochs", "1"]
+    command += ["--train", os.path.join(data, "train.jsonl")]
+    command += ["--dev", os.path.join(data, "dev.jsonl"), "--output-dir", str(out)]
+    command += ["--max-train-examples", "32", "--max-dev-examples", "16"]
+    command += ["--max-seq-length", "32", "--batch-size", "16"]
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "savedmodel/" in result.stdout
+    import keras
+    import tensorflow as tf
+
+    from albert_keras.models import with_tokenizer
+    from albert_keras.tokenizers import load_tokenizer
+
+    texts = ["A gorgeous, witty film.", "Dull.", ""]
+    model = keras.saving.load_model(str(out / "best.keras"))
+    tokenizer = load_tokenizer(str(out / "austen-8k.model"))
+    expected = with_tokenizer(model, tokenizer, 32)(texts)["logits"]
+    loaded = tf.saved_model.load(str(out / "savedmodel"))  # kept: owns the weights
+    served = loaded.serve(tf.constant(texts))
+    assert max_abs_diff(served["logits"], expected) < 1e-5
+    assert np.ptp(np.asarray(expected)[:, 0]) > 0  # not one constant row
