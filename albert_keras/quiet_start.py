@@ -76,3 +76,27 @@ def start_tensorflow_quietly() -> None:
         except ImportError:  # a Keras backend without TensorFlow
             return
         tf.config.list_physical_devices()  # CUDA's start logs too (cuInit)
+
+
+def run_in_tensorflow_process(code: str, args: list[str], check: bool = True) -> int:
+    """Runs Python `code` with `sys.argv[1:] == args` in a new process on the
+    TensorFlow backend, TensorFlow started quietly; returns its exit status.
+
+    For what only TensorFlow can write (SavedModels with string ops, LiteRT
+    files) from a run on JAX or torch, which saved a `.keras` first.
+
+    Args:
+        code: Python source.
+        args: its command-line arguments.
+        check: raise `subprocess.CalledProcessError` if it fails.
+
+    Example:
+    >>> run_in_tensorflow_process("import sys; sys.exit(len(sys.argv))", ["a"], False)
+    2
+    """
+    import subprocess
+
+    start = "from albert_keras.quiet_start import start_tensorflow_quietly as s; s()\n"
+    env = dict(os.environ, KERAS_BACKEND="tensorflow")
+    command = [sys.executable, "-c", start + code, *args]
+    return subprocess.run(command, env=env, check=check).returncode

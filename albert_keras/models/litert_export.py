@@ -93,6 +93,13 @@ def convert_to_litert(model, quantization: str | None = None) -> bytes:
 
 
 def _check_exportable(model, filepath, quantization):
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(
+            "The LiteRT converter reads a TensorFlow graph: export on the "
+            "TensorFlow backend (KERAS_BACKEND=tensorflow; a .keras saved on "
+            f"{keras.backend.backend()} loads there). `albert-keras export` "
+            "does it in a TensorFlow process."
+        )
     if quantization not in QUANTIZATIONS:
         raise ValueError(
             f"Unknown `quantization`. Received: quantization={quantization!r}. "

@@ -50,8 +50,7 @@ def _export_text_model(args, model, vocab):
     if not installed("tensorflow"):
         print("No savedmodel/ (text in): TensorFlow is not installed.", flush=True)
         return ""
-    import subprocess
-    import sys
+    from albert_keras.quiet_start import run_in_tensorflow_process
 
     code = (
         "import sys, keras; from albert_keras.pretraining.pretrain_outputs import "
@@ -61,8 +60,7 @@ def _export_text_model(args, model, vocab):
     )
     pretrainer = os.path.join(args.output_dir, "pretrainer.keras")
     options = [pretrainer, vocab, str(args.lowercase), str(args.max_seq_length), path]
-    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-    subprocess.run([sys.executable, "-c", code, *options], env=env, check=True)
+    run_in_tensorflow_process(code, options)
     return "savedmodel/ (text in), "
 
 

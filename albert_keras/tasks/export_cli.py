@@ -60,6 +60,8 @@ def add_parser(subparsers):
 def run_export(args):
     import keras
 
+    if keras.backend.backend() != "tensorflow":
+        return _in_tensorflow_process(args)
     from albert_keras.models.albert_classifier import AlbertClassifier
     from albert_keras.models.litert_export import export_litert
     from albert_keras.tasks.prediction_run import fine_tuned_model_path
@@ -93,6 +95,19 @@ def run_export(args):
     if not args.no_check:
         _check(model, output)
     return 0
+
+
+def _in_tensorflow_process(args):
+    """The same command on the TensorFlow backend, whose graph the LiteRT
+    converter reads (JAX and torch models convert through a .keras file)."""
+    from albert_keras.quiet_start import run_in_tensorflow_process
+
+    flags = ["--model", args.model, "--format", args.format]
+    flags += ["--quantize", args.quantize]
+    flags += ["--output", args.output] if args.output else []
+    flags += ["--no-check"] if args.no_check else []
+    code = "import sys; from albert_keras.cli import main; sys.exit(main(sys.argv[1:]))"
+    return run_in_tensorflow_process(code, ["export", *flags], check=False)
 
 
 def _check(model, output):

@@ -17,8 +17,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import subprocess
-import sys
 import time
 import warnings
 
@@ -33,6 +31,7 @@ from albert_keras.tasks.finetuning_options import (
     lora_summary,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
+from albert_keras.tasks.run_folder_export import export_savedmodel
 
 # The files of a run (what --overwrite removes); RUN_STATE says it finished.
 RUN_STATE = "run_state.json"
@@ -381,47 +380,7 @@ def _write_outputs(task, model, splits, result, vocab, output_dir, options):
     copy_file(vocab, os.path.join(output_dir, os.path.basename(vocab)))
     task.result = result
     if options.export and result["epochs_run"]:
-        _export(task, output_dir)
-
-
-def _export(task, output_dir):
-    """savedmodel/: TensorFlow builds it, in a TensorFlow process on another
-    backend (Keras's JAX and torch exports cannot hold the tokenizer's
-    string ops), not at all without TensorFlow."""
-    from albert_keras.lazy_imports import installed
-
-    if keras.backend.backend() == "tensorflow":
-        task.export(os.path.join(output_dir, "savedmodel"))
-        return
-    if not installed("tensorflow"):
-        print("No savedmodel/ (text in): TensorFlow is not installed.", flush=True)
-        return
-    code = (
-        "import sys; from albert_keras.quiet_start import start_tensorflow_quietly; "
-        "start_tensorflow_quietly(); from albert_keras.tasks.finetuning_run import "
-        "export_run_folder; export_run_folder(sys.argv[1])"
-    )
-    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-    subprocess.run([sys.executable, "-c", code, output_dir], env=env, check=True)
-
-
-def export_run_folder(output_dir):
-    """Writes `output_dir/savedmodel` of a finished `run_finetuning` folder
-    (best.keras, metrics.json, settings.json, the vocabulary), on the
-    TensorFlow backend: the same SavedModel the run writes there itself.
-
-    Args:
-        output_dir: the run's folder.
-    """
-    from albert_keras.tasks.task import Task
-    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-
-    settings = read_json(os.path.join(output_dir, "settings.json"))
-    task = Task.from_config(settings["task"])
-    task.tokenizer = load_tokenizer(os.path.join(output_dir, settings["vocab"]))
-    task.model = keras.saving.load_model(os.path.join(output_dir, "best.keras"))
-    task.result = read_json(os.path.join(output_dir, "metrics.json"))
-    task.export(os.path.join(output_dir, "savedmodel"))
+        export_savedmodel(task, output_dir)
 
 
 def _plain(value):

@@ -177,7 +177,7 @@ def test_finetune_command_on_other_backends(tmp_path, backend):
     """`KERAS_BACKEND=jax|torch albert-keras finetune`: the tokenizer and packer
     take TensorFlow strings under that backend, torch runs eagerly (not
     minutes of `torch.compile`), and a TensorFlow process writes savedmodel/,
-    which serves the run's best.keras."""
+    which serves the run's best.keras. On JAX, `export` (LiteRT) runs too."""
     _require(backend)
     data = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tasks")
     data = os.path.join(data, "rt_sentiment")
@@ -206,3 +206,29 @@ def test_finetune_command_on_other_backends(tmp_path, backend):
     served = loaded.serve(tf.constant(texts))
     assert max_abs_diff(served["logits"], expected) < 1e-5
     assert np.ptp(np.asarray(expected)[:, 0]) > 0  # not one constant row
+    if backend != "jax":
+        return
+    # `export` converts in a TensorFlow process; the Python function says so.
+    command = [sys.executable, "-m", "albert_keras.cli", "export"]
+    result = subprocess.run(
+        [*command, "--model", str(out), "--no-check"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (out / "best.tflite").stat().st_size > 0
+    script = (
+        "import keras; from albert_keras.models.litert_export import export_litert\n"
+        "model = keras.saving.load_model('run/best.keras')\n"
+        "try:\n    export_litert(model, 'x.tflite')\n"
+        "except ValueError as e:\n    print(e)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert "export on the TensorFlow backend" in result.stdout, result.stderr[-2000:]
