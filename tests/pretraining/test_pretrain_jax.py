@@ -225,7 +225,7 @@ def test_distribution_flags_on_the_wrong_backend_are_refused():
 # `albert_distribution("data")` on one device: the distribution's class and
 # the functions that `fit` compiled, one per line.
 COMPILES = """
-import collections, logging, re
+import collections, contextlib, logging, re
 import jax, keras, numpy as np
 from albert_keras.models.albert_distribution import albert_distribution
 
@@ -239,7 +239,7 @@ class Compiles(logging.Handler):
 
 logging.getLogger("jax").addHandler(Compiles())
 distribution = albert_distribution("data")
-with distribution.scope() if distribution else keras.name_scope("none"):
+with distribution.scope() if distribution else contextlib.nullcontext():
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
     model.compile("adam", "mse", steps_per_execution=2)
     x, y = np.ones((32, 8), "float32"), np.ones((32, 4), "float32")
