@@ -136,6 +136,8 @@ def main(argv=None) -> int:
     from albert_keras.training.run_lock import RunFolderBusy
 
     args = build_parser().parse_args(argv)
+    # The command as given: what reruns it in another process (`export`).
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     # After parsing: `--help` and usage errors need no TensorFlow, nor do
     # the commands that say so (create-data, vocab).
     if getattr(args, "starts_tensorflow", True):

@@ -102,12 +102,8 @@ def _in_tensorflow_process(args):
     converter reads (JAX and torch models convert through a .keras file)."""
     from albert_keras.quiet_start import run_in_tensorflow_process
 
-    flags = ["--model", args.model, "--format", args.format]
-    flags += ["--quantize", args.quantize]
-    flags += ["--output", args.output] if args.output else []
-    flags += ["--no-check"] if args.no_check else []
     code = "import sys; from albert_keras.cli import main; sys.exit(main(sys.argv[1:]))"
-    return run_in_tensorflow_process(code, ["export", *flags], check=False)
+    return run_in_tensorflow_process(code, args.argv, check=False)
 
 
 def _check(model, output):

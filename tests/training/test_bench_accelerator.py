@@ -150,6 +150,7 @@ def test_key_length_variant_matches_the_reference(monkeypatch):
     """`--variants seqlen` times attention given key lengths: on right-padded
     rows it gives the official numbers (numpy reference)."""
     pytest.importorskip("jax")
+    from albert_test_case import max_abs_diff
     from numpy_ops import attention, f64, randomize
 
     from albert_keras.layers import AlbertAttention, albert_attention
@@ -164,7 +165,7 @@ def test_key_length_variant_matches_the_reference(monkeypatch):
         AlbertAttention, "_fused_attention", bench_module()._key_length_attention
     )
     out = np.asarray(layer(x, padding_mask=mask))
-    assert np.max(np.abs(out - attention(layer, f64(x), mask))) < 1e-5
+    assert max_abs_diff(out, attention(layer, f64(x), mask)) < 1e-5
 
 
 def test_variants_are_named_in_the_plan_and_unknown_ones_refused():
