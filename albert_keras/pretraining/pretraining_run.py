@@ -29,6 +29,7 @@ from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
 from albert_keras.training.run_lock import RunLock
 from albert_keras.training.tensorboard_scalars import TensorBoardScalars
+from albert_keras.training.progress_lines import progress_output
 from albert_keras.training.throughput_logger import ThroughputLogger
 from albert_keras.training.worker_files import (
     remove_worker_private_dir,
@@ -141,7 +142,8 @@ def run_pretraining(
         extra_callbacks: more Keras callbacks, run after ours.
         baselines: more dashed lines on `curves.png` besides SOP chance (0.5),
             e.g. {"mlm_accuracy": ("unigram baseline", 0.065)}.
-        verbose: Keras `fit` verbosity.
+        verbose: "auto": Keras' progress bar on a terminal, plain lines in
+            a log file (`progress_output`); 1, 2 or 0 as in Keras' `fit`.
     """
     strategy = _strategy(strategy, distribution)
     check_step_accounting(
@@ -227,6 +229,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
     eval_dataset, eval_steps = kw["eval_dataset"], kw["eval_steps"]
     if eval_dataset is not None and eval_steps is None:
         eval_steps = _count_batches(eval_dataset)
+    verbose, progress = progress_output(kw["verbose"])
     start = time.perf_counter()
     if step < steps:
         first = step // per_epoch
@@ -241,8 +244,8 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
                 steps_per_epoch=per_epoch,
                 validation_data=_as_xy(eval_dataset),
                 validation_steps=eval_steps,
-                callbacks=callbacks + list(kw["extra_callbacks"] or []),
-                verbose=kw["verbose"],
+                callbacks=callbacks + list(kw["extra_callbacks"] or []) + progress,
+                verbose=verbose,
                 shuffle=False,  # the pipeline shuffles
             )
     seconds = time.perf_counter() - start

@@ -56,7 +56,8 @@ class FinetuningOptions:
             model, loaded and run as any other. The backups of a LoRA run
             also keep the adapters and the unmerged kernels (`lora.npz`), so
             a resumed run continues exactly.
-        verbose: Keras progress bar (1) or not (0).
+        verbose: "auto": Keras' progress bar on a terminal, plain lines in
+            a log file (`progress_output`); 1, 2 or 0 as in Keras' `fit`.
 
     Example:
     >>> FinetuningOptions(epochs=1).batch_size
@@ -75,7 +76,7 @@ class FinetuningOptions:
     mixed_precision: bool = False
     jit_compile: bool = True
     export: bool = True
-    verbose: int = 1
+    verbose: int | str = "auto"
     lora_rank: int | None = None
 
     def __post_init__(self):

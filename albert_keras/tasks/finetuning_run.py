@@ -287,13 +287,15 @@ def _fit(task, model, splits, output_dir, options, state):
     """Trains the epochs `state` has not done; returns the seconds it took."""
     from albert_keras.tasks.dev_evaluation import DevEvaluation
     from albert_keras.training.loss_curve_plot import LossCurvePlot
+    from albert_keras.training.progress_lines import progress_output
 
     if state.epochs_done >= options.epochs or state.stopped:
         return 0.0
     dev = splits["dev"]
+    verbose, progress = progress_output(options.verbose)
     callbacks = [
-        DevEvaluation(
-            lambda m: task.scores(m, dev, dev.batches), verbose=bool(options.verbose)
+        DevEvaluation(  # its own line beside Keras' bar; progress lines show it
+            lambda m: task.scores(m, dev, dev.batches), verbose=verbose != 0
         ),
         state,  # best.keras, backup/, history.csv, early stopping
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
@@ -312,8 +314,8 @@ def _fit(task, model, splits, output_dir, options, state):
         epochs=options.epochs,
         initial_epoch=state.epochs_done,
         steps_per_epoch=_batches_per_epoch(splits["train"], options),
-        callbacks=callbacks,
-        verbose=options.verbose,
+        callbacks=callbacks + progress,  # progress lines see the dev scores
+        verbose=verbose,
         shuffle=False,  # the pipeline shuffles
     )
     return time.perf_counter() - started

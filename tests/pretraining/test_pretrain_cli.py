@@ -46,6 +46,9 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     assert not noise, noise
     printed = capsys.readouterr().out
     assert "Held-out chapters: MLM accuracy" in printed
+    # Output that is not a terminal gets plain lines, not Keras' redrawn bar.
+    assert "epoch 2/2 done in" in printed and "val_mlm_accuracy" in printed
+    assert "\b" not in printed and "\x1b" not in printed
     for name in ("pretrainer.keras", "curves.png", "history.csv", "metrics.json"):
         assert os.path.exists(os.path.join(out, name)), name
     assert os.path.isdir(os.path.join(out, "logs"))

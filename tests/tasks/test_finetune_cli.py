@@ -327,6 +327,9 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "Best dev epoch 1" in printed and "Baseline majority_class" in printed
+    # Output that is not a terminal gets plain lines, not Keras' redrawn bar.
+    assert "epoch 1/1 done in" in printed and "val_accuracy" in printed
+    assert "\b" not in printed and "\x1b" not in printed
     with open(out / "metrics.json") as f:
         assert json.load(f)["vocab"].endswith("vocab.model")
     # Learning rate 0: the fine-tuned backbone is the pretrained one.
