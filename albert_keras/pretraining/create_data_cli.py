@@ -75,7 +75,8 @@ def _add_instance_arguments(parser, values):
         default=values["max_seq_length"],
         help="pieces per instance"
         if values["max_seq_length"]
-        else "pieces per instance (default: 128, or 64 for the embedded corpus)",
+        else "pieces per instance (default: 128, 64 for the embedded corpus, the "
+        "records' own with --records)",
     )
     parser.add_argument(
         "--max-predictions-per-seq",
@@ -83,8 +84,8 @@ def _add_instance_arguments(parser, values):
         default=values["max_predictions_per_seq"],
         help="masked positions per instance at most"
         if values["max_predictions_per_seq"]
-        else "masked positions per instance at most (default: 20, or 10 for the "
-        "embedded corpus)",
+        else "masked positions per instance at most (default: 20, 10 for the "
+        "embedded corpus, the records' own with --records)",
     )
     parser.add_argument(
         "--masked-lm-prob",

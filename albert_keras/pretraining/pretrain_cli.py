@@ -62,8 +62,8 @@ def run_pretrain(args):
     from albert_keras.training.run_lock import RunLock
     from albert_keras.training.worker_files import worker_private_dir
 
-    resolve_defaults(args)
     check_input_flags(args)
+    resolve_defaults(args)  # after: --records are read for their lengths
     _start_jax_processes(args)
     # One run per folder (the chief's; other workers write privately).
     with RunLock(worker_private_dir(args.output_dir), "albert-keras pretrain"):

@@ -17,6 +17,7 @@ import os
 
 from albert_keras.atomic_files import read_json, write_json
 from albert_keras.presets import RELEASE_ARCHIVES
+from albert_keras.pretraining.record_lengths import lengths_from_records
 from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
 # Passes over the same instances (the same pairs and masks) above which a run
@@ -33,8 +34,11 @@ MIN_SAMPLE = math.ceil((1.96 * 0.5 / MAX_MARGIN) ** 2)
 
 
 def resolve_defaults(args):
-    """Smaller sequences and fewer steps for the embedded default (a few minutes)."""
+    """Smaller sequences and fewer steps for the embedded default (a few
+    minutes); the lengths of --records from the records."""
     embedded = not args.input and not getattr(args, "records", None)
+    if not embedded and not args.input:  # --records: their own lengths
+        lengths_from_records(args)
     if args.max_seq_length is None:
         args.max_seq_length = 64 if embedded else 128
     if args.max_predictions_per_seq is None:

@@ -27,9 +27,9 @@ from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
+from albert_keras.training.progress_lines import progress_output
 from albert_keras.training.run_lock import RunLock
 from albert_keras.training.tensorboard_scalars import TensorBoardScalars
-from albert_keras.training.progress_lines import progress_output
 from albert_keras.training.throughput_logger import ThroughputLogger
 from albert_keras.training.worker_files import (
     remove_worker_private_dir,

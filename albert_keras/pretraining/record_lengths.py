@@ -1,0 +1,88 @@
+"""The sequence length and prediction count that pretraining TFRecords hold.
+
+TFRecords store fixed-length features, and reading them needs those lengths
+(`feature_spec`). `albert-keras create-data` writes 512 tokens by default,
+while `albert-keras pretrain` trains on 128 when it makes its own data:
+`lengths_from_records` takes the lengths from the records themselves and
+refuses flags that contradict them, before any model is built.
+"""
+
+from __future__ import annotations
+
+
+def record_lengths(file_pattern: str) -> tuple[int, int]:
+    """(max_seq_length, max_predictions_per_seq) of the first matching record.
+
+    Args:
+        file_pattern: a glob of TFRecord files of official pretraining
+            examples (`create-data`, or the official
+            `create_pretraining_data.py`).
+
+    Example:
+    >>> record_lengths("records/*.tfrecord")  # doctest: +SKIP
+    (512, 20)
+    """
+    import tensorflow as tf
+
+    files = sorted(tf.io.gfile.glob(file_pattern))
+    if not files:
+        raise ValueError(
+            f"No pretraining records match {file_pattern!r}. Write them with "
+            "`albert-keras create-data`."
+        )
+    first = next(iter(tf.data.TFRecordDataset(files[:1]).take(1)), None)
+    if first is None:
+        raise ValueError(f"{files[0]} holds no records: make it again (create-data).")
+    features = tf.train.Example.FromString(first.numpy()).features.feature
+    if "input_ids" not in features or "masked_lm_weights" not in features:
+        raise ValueError(
+            f"{files[0]} holds no `input_ids` or `masked_lm_weights`: it is not "
+            "a file of pretraining records (make them with `albert-keras create-data`)."
+        )
+    weights = features["masked_lm_weights"].float_list.value
+    if "masked_lm_positions" not in features or not any(weights):
+        raise ValueError(
+            f"{files[0]} holds unmasked records (no masked position: made with "
+            "create-data --masked-lm-prob 0, for dynamic masking in Python, "
+            "`pretraining_dataset(..., dynamic_masking=True)`); the pretrain "
+            "command reads masked ones: make them without --masked-lm-prob 0."
+        )
+    return (
+        len(features["input_ids"].int64_list.value),
+        len(features["masked_lm_positions"].int64_list.value),
+    )
+
+
+_FLAGS = {
+    "max_seq_length": "--max-seq-length",
+    "max_predictions_per_seq": "--max-predictions-per-seq",
+}
+
+
+def lengths_from_records(args) -> None:
+    """Sets `args.max_seq_length` and `args.max_predictions_per_seq` from
+    `args.records` (and `args.eval_records`) where the flags are not given;
+    refuses given flags, or held-out records, that differ from them.
+
+    Example:
+    >>> import argparse
+    >>> args = argparse.Namespace(records=None, eval_records=None)
+    >>> lengths_from_records(args)  # no records: nothing to do
+    """
+    for flag, pattern in (
+        ("--records", args.records),
+        ("--eval-records", args.eval_records),
+    ):
+        if not pattern:
+            continue
+        for key, found in zip(_FLAGS, record_lengths(pattern), strict=True):
+            given = getattr(args, key, None)
+            if given is None:
+                setattr(args, key, found)
+            elif given != found:
+                raise ValueError(
+                    f"{flag} {pattern!r} hold {key} = {found}, and "
+                    f"{_FLAGS[key]} {given} was given (or read from --records): "
+                    f"leave {_FLAGS[key]} out (it is read from the records), or "
+                    f"make records of that size (create-data {_FLAGS[key]} {given})."
+                )

@@ -1,0 +1,58 @@
+"""`albert-keras pretrain --records`: the records' own lengths, or a clear refusal."""
+
+import gzip
+import json
+import os
+
+import pytest
+
+from albert_keras.cli import main
+from albert_keras.pretraining.record_lengths import record_lengths
+from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """Masked records of 96 tokens with 12 predictions, and unmasked ones."""
+    folder = tmp_path_factory.mktemp("records")
+    with gzip.open(CORPUS_PATH, "rt", encoding="utf-8") as f:
+        text = f.read(30_000).rsplit("\n\n", 1)[0]
+    corpus = folder / "corpus.txt"
+    corpus.write_text(text + "\n", encoding="utf-8")
+    made = {}
+    for name, extra in (("masked", []), ("unmasked", ["--masked-lm-prob", "0"])):
+        out = folder / name
+        args = ["create-data", "--input", str(corpus), "--output", f"{out}/"]
+        args += ["--max-seq-length", "96", "--max-predictions-per-seq", "12"]
+        assert main(args + extra) == 0
+        made[name] = str(out / "*.tfrecord")
+    return made
+
+
+def test_record_lengths_are_read_from_the_first_record(records):
+    assert record_lengths(records["masked"]) == (96, 12)
+    with pytest.raises(ValueError, match="unmasked records"):
+        record_lengths(records["unmasked"])
+    with pytest.raises(ValueError, match="No pretraining records match"):
+        record_lengths(os.path.join(os.path.dirname(records["masked"]), "x*"))
+
+
+def test_pretrain_takes_the_lengths_of_its_records(records, tmp_path, capsys):
+    """The README's recipe: create-data at one length, pretrain --records with
+    no length flags (its own default, 128, would not parse 96-token records)."""
+    out = str(tmp_path / "run")
+    args = ["pretrain", "--records", records["masked"], "--eval-records"]
+    args += [records["masked"], "--eval-steps", "1", "--vocab", SPM_MODEL_PATH]
+    args += ["--preset", "albert_tiny", "--batch-size", "4", "--steps", "2"]
+    args += ["--no-jit"]
+    assert main(args + ["--output-dir", out]) == 0, capsys.readouterr().err
+    with open(os.path.join(out, "run_settings.json")) as f:
+        settings = json.load(f)
+    assert (settings["max_seq_length"], settings["max_predictions_per_seq"]) == (96, 12)
+    with open(os.path.join(out, "metrics.json")) as f:
+        assert json.load(f)["global_step"] == 2
+    # A length flag that contradicts the records is refused, naming both.
+    code = main(args + ["--output-dir", str(tmp_path / "b"), "--max-seq-length", "128"])
+    err = capsys.readouterr().err
+    assert code == 2 and "max_seq_length = 96" in err and "--max-seq-length 128" in err
+    assert "leave --max-seq-length out" in err
