@@ -13,7 +13,7 @@ Example:
 from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
 # PEP 562: each piece is imported when first asked for, so the modules that
-# need no TensorFlow (`hf_names`, used by the JAX benchmark) work without it.
+# need no TensorFlow (`hf_names`, used by bench_accelerator.py) work without it.
 _LAZY = {
     "CheckpointReader": "checkpoints_convert.checkpoint_reader",
     "ConversionError": "checkpoints_convert.conversion_error",
