@@ -2,6 +2,10 @@
 
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_classifier import AlbertClassifier
+from albert_keras.models.albert_distribution import (
+    albert_distribution,
+    albert_layout_map,
+)
 from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.albert_span_qa import AlbertSpanQA
@@ -27,5 +31,7 @@ __all__ = [
     "AlbertPretrainer",
     "AlbertSpanQA",
     "AlbertSquadV2",
+    "albert_distribution",
+    "albert_layout_map",
     "gradient_checkpointing",
 ]

@@ -212,7 +212,10 @@ def test_model_shards_must_divide_the_split_sizes():
 
 
 def test_distribution_flags_on_the_wrong_backend_are_refused():
-    from albert_keras.models.albert_distribution import albert_distribution
+    # The public path the README names.
+    from albert_keras.models import albert_distribution, albert_layout_map
+
+    assert albert_layout_map.__module__ == "albert_keras.models.albert_distribution"
 
     assert albert_distribution("none") is None
     with pytest.raises(ValueError, match="runs on JAX.*use --strategy"):
