@@ -4,7 +4,7 @@
                    [--num-classes N] [--saved-model DIR] [--text-model LENGTH]
                    [--null-threshold T] [--vocab V]
     albert-convert --to-official model.keras --output DIR
-    albert-convert --to-hf model.keras --output DIR [--vocab spiece.model]
+    albert-convert --to-hf model.keras --output DIR [--vocab spiece.model|vocab.txt]
     albert-convert --to-keras-hub SRC --output DIR [--vocab spiece.model]
 
 SRC may also be an official release `.tar.gz`, a Hugging Face transformers
@@ -113,8 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--vocab",
         help="the vocabulary (default: the one beside SOURCE or in the "
         "release): to a .keras file, the tokenizer of --text-model, also kept "
-        "beside OUTPUT as OUTPUT's name .model or .vocab.txt; with --to-hf or "
-        "--to-keras-hub a SentencePiece model for the tokenizer; with "
+        "beside OUTPUT as OUTPUT's name .model or .vocab.txt; with --to-hf a "
+        "SentencePiece model (spiece.model) or WordPiece vocab.txt (with a "
+        "BertTokenizer config), with --to-keras-hub a SentencePiece model; with "
         "--to-official the file copied beside the checkpoint",
     )
     return parser
@@ -227,24 +228,29 @@ def _load_keras(args, flag):
 def _to_hf(args):
     import tempfile
 
-    from albert_keras.tokenizers import AlbertTokenizer
-    from albert_keras.tokenizers.albert_tokenizer import ASSET_FILE
-    from checkpoints_convert.hf_writer import save_hf_checkpoint
+    from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
+    from checkpoints_convert.hf_writer import HF_TOKENIZER_CONFIG, save_hf_checkpoint
 
     model = _load_keras(args, "--to-hf")
     tokenizer = getattr(model, "tokenizer", None)
+    lowercase = None
     with tempfile.TemporaryDirectory() as folder:
         vocab = args.vocab
-        if vocab is None and isinstance(tokenizer, AlbertTokenizer):
-            # A text model (--text-model) carries its SentencePiece model.
-            tokenizer.save_assets(folder)
-            vocab = os.path.join(folder, ASSET_FILE)
+        if isinstance(tokenizer, AlbertTokenizerBase):
+            lowercase = tokenizer.lowercase  # how the text model tokenizes
+            if vocab is None:  # a text model (--text-model) carries its vocabulary
+                tokenizer.save_assets(folder)
+                vocab = os.path.join(folder, os.listdir(folder)[0])
         vocab = vocab or _vocabulary_beside(args.source)
         # An AlbertTextModel wraps the task model.
-        save_hf_checkpoint(
-            getattr(model, "task_model", model), args.output, vocab=vocab
-        )
+        model = getattr(model, "task_model", model)
+        save_hf_checkpoint(model, args.output, vocab=vocab, lowercase=lowercase)
     _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+    config = os.path.join(args.output, HF_TOKENIZER_CONFIG)
+    if os.path.isfile(config):
+        with open(config, encoding="utf-8") as f:
+            lowercase = json.load(f)["do_lower_case"]
+        _log(f"tokenizer: vocab.txt as BertTokenizer, do_lower_case={lowercase}")
 
 
 def _to_keras_hub(args):

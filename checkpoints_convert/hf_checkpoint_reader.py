@@ -24,7 +24,9 @@ HF_CONFIG_FILE = "config.json"
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
 PYTORCH_BIN = "pytorch_model.bin"
-HF_VOCAB_FILES = ("spiece.model",)
+# transformers' AlbertTokenizer (SentencePiece) and BertTokenizer (WordPiece,
+# as the hub's Chinese ALBERT checkpoints) files.
+HF_VOCAB_FILES = ("spiece.model", "vocab.txt")
 
 
 def is_hf_folder(path) -> bool:
@@ -44,7 +46,8 @@ class HFCheckpointReader:
     tensor under its official TF1 name and in the official layout (`nn.Linear`
     weights transposed to [in, out]), so `load_official_checkpoint` converts
     it through the one official name table. The config comes from
-    `config.json` (`load_config`), the vocabulary from `spiece.model`.
+    `config.json` (`load_config`), the vocabulary from `spiece.model` (or a
+    WordPiece `vocab.txt`).
 
     Keys no weight takes are handled, never dropped silently: the position-ids
     buffer is ignored; the pooler, absent from `AlbertForQuestionAnswering`

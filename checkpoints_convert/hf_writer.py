@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 
+from albert_keras.tokenizers.vocabulary_files import WORDPIECE_SPECIALS
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
 from checkpoints_convert.hf_names import HF_WITHOUT_POOLER, hf_config_dict, hf_key
@@ -19,6 +20,8 @@ from checkpoints_convert.official_layout import (
 )
 from checkpoints_convert.safetensors_file import SafetensorsFile
 
+HF_TOKENIZER_CONFIG = "tokenizer_config.json"
+
 # Our head parts -> the transformers class with the same head.
 _ARCHITECTURES = {
     (): "AlbertModel",
@@ -29,7 +32,7 @@ _ARCHITECTURES = {
 }
 
 
-def save_hf_checkpoint(model, folder, vocab=None) -> str:
+def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
     """Writes a model as a transformers ALBERT folder (`from_pretrained` reads it).
 
     `model.safetensors` holds the backbone and head under transformers' names
@@ -46,12 +49,17 @@ def save_hf_checkpoint(model, folder, vocab=None) -> str:
     written (its span head does not read it). The official SQuAD
     v2 head has no transformers class and raises `ConversionError`.
     Reading the folder back with `load_official_checkpoint` gives identical
-    weights.
+    weights. The vocabulary goes where `AutoTokenizer.from_pretrained` finds
+    it (`write_hf_vocabulary`).
 
     Args:
         model: `AlbertBackbone` or a task model (sharing "all" or "none").
         folder: created if needed.
-        vocab: optional SentencePiece model, copied as `spiece.model`.
+        vocab: optional SentencePiece model (written as `spiece.model`) or
+            WordPiece `vocab.txt` (written as `vocab.txt` with a
+            `BertTokenizer` config).
+        lowercase: a WordPiece vocabulary's `do_lower_case`; default: as the
+            vocabulary was made (see `write_hf_vocabulary`).
 
     Returns:
         The folder.
@@ -94,12 +102,73 @@ def save_hf_checkpoint(model, folder, vocab=None) -> str:
         if labels == 1:
             config["problem_type"] = "regression"
     os.makedirs(folder, exist_ok=True)
+    if vocab is not None:  # first: a vocabulary refused leaves no weights
+        length = backbone.config.max_position_embeddings
+        write_hf_vocabulary(folder, vocab, lowercase, length)
     SafetensorsFile.write(
         os.path.join(folder, SAFETENSORS), tensors, metadata={"format": "pt"}
     )
     with open(os.path.join(folder, HF_CONFIG_FILE), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
-    if vocab is not None:
-        shutil.copyfile(vocab, os.path.join(folder, "spiece.model"))
     return folder
+
+
+def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
+    """Puts a vocabulary in a transformers folder; returns the file written.
+
+    A SentencePiece model becomes `spiece.model` (transformers'
+    `AlbertTokenizer`, the default of an ALBERT folder). A WordPiece
+    `vocab.txt` (`albert-keras vocab --kind wordpiece`, a `*_zh` release's
+    `vocab_chinese.txt`) becomes `vocab.txt`, in the ids our tokenizer gives
+    (a repeated line takes no id), with a `tokenizer_config.json` naming
+    `BertTokenizer`: the layout of the hub's Chinese ALBERT checkpoints,
+    whose basic tokenization and WordPiece are `AlbertWordPieceTokenizer`'s.
+
+    Args:
+        folder: the transformers folder.
+        vocab: path of the vocabulary; its kind is told by its content.
+        lowercase: WordPiece `do_lower_case` (with accent stripping). None:
+            False where a token other than `[...]` specials has an upper-case
+            letter (a vocabulary made cased), else True (made lowercased).
+        max_length: the tokenizer's `model_max_length`.
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> write_hf_vocabulary("hf_folder", SPM_MODEL_PATH)  # doctest: +SKIP
+    'hf_folder/spiece.model'
+    """
+    from albert_keras.tokenizers import AlbertWordPieceTokenizer, load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(vocab)
+    except ValueError as e:
+        raise ConversionError(
+            f"Cannot write the vocabulary to {folder!r}: {e}"
+        ) from None
+    if not isinstance(tokenizer, AlbertWordPieceTokenizer):
+        target = os.path.join(folder, "spiece.model")
+        shutil.copyfile(vocab, target)
+        return target
+    tokenizer.save_assets(folder)  # vocab.txt
+    if lowercase is None:
+        lowercase = not any(_cased(token) for token in tokenizer.vocabulary)
+    config = {
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": bool(lowercase),
+        "tokenize_chinese_chars": True,
+        "strip_accents": None,  # as do_lower_case, as the official code
+        "model_max_length": max_length,
+    }
+    for name, token in WORDPIECE_SPECIALS.items():
+        config[f"{name}_token"] = token
+    with open(os.path.join(folder, HF_TOKENIZER_CONFIG), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return os.path.join(folder, "vocab.txt")
+
+
+def _cased(token):
+    """Whether a vocabulary token holds an upper-case letter (specials apart)."""
+    special = token.startswith("[") and token.endswith("]")
+    return not special and token != token.lower()
