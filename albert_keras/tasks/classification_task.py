@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import re
 
 import keras
 import numpy as np
@@ -235,10 +237,20 @@ def _label_key(value):
 # file): declare the label set (`labels`, --labels) to train on it anyway.
 RARE_CLASS = 3
 COMMON_CLASS = 300
+# In a file of any size, a rare label that is a near-miss of one this many
+# times as common is taken for a typo (`postive` beside `pos`, `Neg` beside
+# `neg`): the same spelling up to case and spaces, one letter off, a longer
+# spelling of it, or a `difflib` ratio this high.
+NEAR_MISS_FACTOR = 5
+NEAR_MISS_RATIO = 0.8
 
 
 def check_label_lines(lines: dict) -> None:
     """Refuses mixed label types (`1` and `"1"`) and stray rare labels.
+
+    A label seen at most `RARE_CLASS` times is refused as a typo when it is a
+    near-miss of a label `NEAR_MISS_FACTOR` times as common (any file), or
+    when another class has `COMMON_CLASS` examples (`7` in a 0/1 file).
 
     Args:
         lines: {(type name, label): [line numbers]} of the training file.
@@ -264,8 +276,10 @@ def check_label_lines(lines: dict) -> None:
             f"The training labels mix numbers and strings ({where}): `1` and "
             '`"1"` would become two classes. Write every label one way.'
         )
-    most = max((len(ns) for ns in lines.values()), default=0)
-    rare = {k[1]: ns for k, ns in lines.items() if len(ns) <= RARE_CLASS}
+    counts = {label: ns for (_, label), ns in lines.items()}
+    _check_near_misses(counts)
+    most = max((len(ns) for ns in counts.values()), default=0)
+    rare = {label: ns for label, ns in counts.items() if len(ns) <= RARE_CLASS}
     if rare and most >= COMMON_CLASS:
         where = "; ".join(
             f"{label!r} on line(s) {', '.join(map(str, ns))}"
@@ -276,6 +290,85 @@ def check_label_lines(lines: dict) -> None:
             f"{most} times: {where}. A typo? Fix those lines, or declare the "
             "label set (--labels / labels=[...]) to keep them as classes."
         )
+
+
+def _check_near_misses(counts):
+    """Refuses rare labels spelt almost like a much more common one."""
+    found = []
+    for rare, rare_lines in counts.items():
+        if len(rare_lines) > RARE_CLASS:
+            continue
+        common = [
+            label
+            for label, ns in counts.items()
+            if len(ns) >= NEAR_MISS_FACTOR * len(rare_lines)
+            and is_near_miss(rare, label)
+        ]
+        if common:
+            found.append((rare, max(common, key=lambda c: len(counts[c]))))
+    if not found:
+        return
+    typos = {rare for rare, _ in found}
+    kept = sorted(label for label in counts if label not in typos)
+    pairs = "; ".join(
+        f"{rare!r} ({_seen(counts[rare])}) looks like a typo of {label!r} "
+        f"({_seen(counts[label])})"
+        for rare, label in found
+    )
+    raise ValueError(
+        f"Rare training label(s) spelt like a common one: {pairs}. Fix those "
+        f"lines, or declare the label set with --labels {','.join(map(str, kept))} "
+        f"(labels={kept!r} in Python): rows with other labels are then skipped "
+        "and reported. To keep a rare label as a class, list it there too."
+    )
+
+
+def _seen(lines):
+    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+    times = "1 time" if len(lines) == 1 else f"{len(lines)} times"
+    return f"{times}, line{'s' if len(lines) > 1 else ''} {shown}"
+
+
+def is_near_miss(rare, common) -> bool:
+    """Whether the string label `rare` reads as a misspelling of `common`.
+
+    Args:
+        rare, common: two labels; numbers are never near-misses (0..9 are
+            ten classes, however rare one is).
+
+    Example:
+    >>> is_near_miss("postive", "pos"), is_near_miss("Neg ", "neg")
+    (True, True)
+    >>> is_near_miss("contradiction", "neutral")
+    False
+    """
+    if not (isinstance(rare, str) and isinstance(common, str)) or rare == common:
+        return False
+    a, b = (
+        " ".join(re.split(r"[\s_\-/]+", x.strip().casefold())) for x in (rare, common)
+    )
+    if a == b:
+        return True  # case, spaces, `_` / `-` / `/`
+    if not re.search(r"[^\W\d_]", a):
+        return False  # digits and signs: names, not words
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
+        return True  # `postive` or `nge` beside `pos` / `neg`
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
+
+
+def _one_edit(short, long):
+    """One letter added, dropped, changed, or two neighbours swapped."""
+    if len(long) - len(short) > 1:
+        return False
+    i = next(
+        (i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
+        len(short),
+    )
+    if len(short) < len(long):
+        return short[i:] == long[i + 1 :]
+    swapped = long[i + 1 : i + 2] + long[i : i + 1] + long[i + 2 :]
+    return short[i + 1 :] == long[i + 1 :] or short[i:] == swapped
 
 
 def _find_text_fields(records, pairs, report):

@@ -47,3 +47,51 @@ def test_the_cli_reads_labels_as_numbers_or_strings():
     assert _task(args).config.labels == [0, 1]
     args = parser.parse_args([*base, "--labels", "neg,pos"])
     assert _task(args).config.labels == ["neg", "pos"]
+
+
+def _pos_neg(size, typo_at=None, typo="postive"):
+    labels = ["pos" if i % 7 < 4 else "neg" for i in range(size)]
+    if typo_at is not None:
+        labels[typo_at] = typo
+    return _records(labels)
+
+
+def test_a_rare_near_miss_label_is_refused_in_a_small_file():
+    # 300 rows (no class reaches COMMON_CLASS): `postive` is one typo, not a class.
+    records = _pos_neg(300, typo_at=41)
+    with pytest.raises(ValueError) as error:
+        ClassificationTask().read(records, training=True)
+    message = str(error.value)
+    assert "'postive' (1 time, line 42) looks like a typo of 'pos' (172 times, " in (
+        message
+    )
+    assert "lines 1, 2, 3, 4, 8, ..." in message
+    assert "--labels neg,pos (labels=['neg', 'pos'] in Python)" in message
+    # Declared, the set skips the odd row and reports it.
+    data = ClassificationTask(labels=["neg", "pos"]).read(records, training=True)
+    assert data.num_rows == 299
+    assert "label outside the label set: 1, line 42" in data.report.summary()
+
+
+@pytest.mark.parametrize("typo", ["Pos", "pos ", "POS", "positive", "neg_", "nge"])
+def test_case_space_and_spelling_variants_are_near_misses(typo):
+    with pytest.raises(ValueError, match=f"{typo!r} .* looks like a typo of"):
+        ClassificationTask().read(_pos_neg(40, typo_at=5, typo=typo), training=True)
+
+
+def test_rare_classes_with_other_names_are_kept():
+    # One rare digit among 0..9: ten classes.
+    digits = [i % 9 for i in range(200)] + [9]
+    task = ClassificationTask()
+    assert task.read(_records(digits), training=True).num_rows == 201
+    assert task.config.num_classes == 10
+    # NLI with a rare third class; string digits are names, not words.
+    nli = ["entailment", "neutral"] * 100 + ["contradiction"]
+    assert ClassificationTask().read(_records(nli), training=True).num_rows == 201
+    strings = ["1", "2"] * 50 + ["12"]
+    assert ClassificationTask().read(_records(strings), training=True).num_rows == 101
+    # As common as the other (not rare), or the other not much more common.
+    even = ["pos", "neg", "postive", "neg"] * 5
+    assert ClassificationTask().read(_records(even), training=True).num_rows == 20
+    few = ["pos", "neg"] * 2 + ["postive"]
+    assert ClassificationTask().read(_records(few), training=True).num_rows == 5
