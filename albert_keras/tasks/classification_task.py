@@ -128,7 +128,10 @@ class ClassificationTask(Task):
         if len(labels) < 2 and self.config.num_classes is None:
             raise ValueError(
                 f"The training file has {len(labels)} distinct label(s) {labels}: "
-                "classification needs 2 or more (regression: num_classes=1)."
+                "classification needs 2 or more. Declare all the classes with "
+                "--labels (e.g. --labels neg,pos; labels=[...] in Python) to "
+                "train anyway, or, if the label is a score, use --task regress "
+                "(num_classes=1 in Python)."
             )
         if self.config.num_classes not in (None, len(labels)):
             raise ValueError(

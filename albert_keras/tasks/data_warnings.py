@@ -39,7 +39,7 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
         found += _cut_warnings(name, data, sequence_length)
     found += _label_warnings(task, splits["dev"], "dev")
     if not _is_regression(task):
-        found += _label_warnings(task, splits["train"], "training")[:1]
+        found += _label_warnings(task, splits["train"], "training", splits["dev"])[:1]
     return found
 
 
@@ -70,8 +70,12 @@ def _label_name(task, index):
     return repr(index)
 
 
-def _label_warnings(task, data, name):
-    """A constant or dominant label: accuracy then says nothing."""
+def _label_warnings(task, data, name, dev=None):
+    """A constant or dominant label: accuracy then says nothing.
+
+    `dev`, given for the training set, scores its constant answer there: that
+    is the majority_class baseline the run prints.
+    """
     if not data.examples or "label" not in data.examples[0]:
         return []  # SQuAD: answers, not labels
     labels = data.labels()
@@ -89,15 +93,7 @@ def _label_warnings(task, data, name):
     common = _label_name(task, values[counts.argmax()])
     score = "accuracy" if name == "dev" else "the model"
     if len(values) == 1:
-        what = (
-            "dev accuracy measures nothing"
-            if name == "dev"
-            else ("the model learns to answer it whatever the input")
-        )
-        return [
-            f"Every {name} example has the label {common}: {what} (the majority "
-            f"baseline scores 1.0). Use a {name} set with every class."
-        ]
+        return [_constant_label(common, values[0], name, dev)]
     if share >= DOMINANT_CLASS:
         return [
             f"{share:.0%} of the {name} examples have the label {common}: "
@@ -105,3 +101,22 @@ def _label_warnings(task, data, name):
             "majority baseline and read MCC and F1."
         ]
     return []
+
+
+def _constant_label(common, value, name, dev):
+    """The warning for a split whose every example has the label `common`."""
+    if name == "dev":
+        what = f"dev accuracy measures nothing (always answering {common} scores 1.0)"
+    else:
+        what = (
+            "the model learns to answer it whatever the input. Always answering "
+            f"{common} scores accuracy 1.0 on the training set"
+        )
+        labels = dev.labels() if dev is not None and dev.examples else None
+        if labels is not None and labels.dtype != object:
+            share = float(np.mean(labels == value))
+            what += f" and {share:.4f} on dev (the majority_class baseline)"
+    return (
+        f"Every {name} example has the label {common}: {what}. Use a {name} "
+        "set with every class."
+    )

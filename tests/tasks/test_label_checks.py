@@ -95,3 +95,12 @@ def test_rare_classes_with_other_names_are_kept():
     assert ClassificationTask().read(_records(even), training=True).num_rows == 20
     few = ["pos", "neg"] * 2 + ["postive"]
     assert ClassificationTask().read(_records(few), training=True).num_rows == 5
+
+
+def test_one_label_names_the_cli_and_python_fixes():
+    with pytest.raises(ValueError) as error:
+        ClassificationTask().read(_records(["pos"] * 8), training=True)
+    message = str(error.value)
+    assert "1 distinct label(s) ['pos']: classification needs 2 or more" in message
+    assert "--labels neg,pos" in message and "labels=[...] in Python" in message
+    assert "--task regress (num_classes=1 in Python)" in message
