@@ -8,9 +8,11 @@
     albert-convert --to-keras-hub SRC --output DIR [--vocab spiece.model]
 
 SRC may also be an official release `.tar.gz`, a Hugging Face transformers
-ALBERT folder (`config.json` + `model.safetensors`) or a keras-hub preset
-folder; `--to-hf` writes a transformers folder, `--to-keras-hub` a keras-hub
-preset folder (from any SRC, `.keras` included).
+ALBERT folder (`config.json` + `model.safetensors`), a keras-hub preset
+folder, a `.keras` file or a released preset's name ("albert_base_v2": its
+weights in the cache, as `from_preset` finds them); `--to-hf` writes a
+transformers folder, `--to-keras-hub` a keras-hub preset folder (from any
+SRC, `.keras` included).
 
 Progress and the conversion summary go to stderr. User errors (a missing or
 foreign checkpoint, a config that does not fit) print one message and exit
@@ -35,6 +37,8 @@ MODEL_NAMES = [
     "squad_v2",
     "multiple_choice",
 ]
+# The models --text-model can wrap (their inputs are texts).
+TEXT_MODEL_NAMES = ("classifier", "multiple_choice", "span_qa", "squad_v2")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "source",
-        help="checkpoint folder or prefix, transformers folder, or a .keras file",
+        help="checkpoint folder, prefix or .tar.gz, transformers or keras-hub "
+        "folder, a .keras file, or a released preset's name (its cached weights)",
     )
     parser.add_argument(
         "--output",
@@ -171,17 +176,37 @@ def _keep_vocabulary_beside(vocab, output):
     _log(f"wrote {target} (the vocabulary)")
 
 
+def _check_text_model(args):
+    """--text-model with a model that takes no text is refused before loading."""
+    from checkpoints_convert.conversion_error import ConversionError
+
+    if args.text_model and args.model not in TEXT_MODEL_NAMES:
+        raise ConversionError(
+            "--text-model wraps a classifier, multiple_choice, span_qa or "
+            f"squad_v2 model (inputs are texts). Received: --model {args.model}"
+        )
+
+
+def _source(source):
+    """A bare release name ("albert_base_v2", "base") stands for its weights
+    in the cache; not there: `from_preset`'s message, with the release's URL
+    and the command that fills the cache."""
+    from checkpoints_convert.preset_sources import resolve_preset
+
+    return resolve_preset(source, random_hint=_NOT_A_RELEASE)
+
+
+_NOT_A_RELEASE = (
+    "albert-convert also takes a path: a release folder or .tar.gz, a checkpoint "
+    "prefix, a TF1 Hub module, a transformers or keras-hub folder, a .keras file."
+)
+
+
 def _with_tokenizer(model, vocab, args):
     from albert_keras.models import with_tokenizer
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.conversion_error import ConversionError
 
-    qa = ("span_qa", "squad_v2")
-    if args.model not in ("classifier", "multiple_choice", *qa):
-        raise ConversionError(
-            "--text-model wraps a classifier, multiple_choice, span_qa or "
-            f"squad_v2 model (inputs are texts). Received: --model {args.model}"
-        )
     if vocab is None:
         raise ConversionError(
             "--text-model needs the release's vocabulary: none was found beside "
@@ -191,7 +216,7 @@ def _with_tokenizer(model, vocab, args):
     tokenizer = load_tokenizer(vocab)  # SentencePiece or WordPiece, by content
     _log(f"tokenizer: {vocab}")
     options = {}
-    if args.model in qa:
+    if args.model in ("span_qa", "squad_v2"):
         # The official run_squad defaults (64 question tokens), shortened
         # where the windows leave no room for them.
         options = dict(
@@ -348,6 +373,9 @@ def main(argv=None) -> int:
                 "SentencePiece model (e.g. 30k-clean.model) or vocab.txt, or leave "
                 "--vocab out to take the one beside the model"
             )
+        if not targets:
+            _check_text_model(args)
+        args.source = _source(args.source)
         if args.to_keras_hub:
             _to_keras_hub(args)
         elif args.to_official:

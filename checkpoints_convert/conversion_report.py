@@ -13,8 +13,10 @@ class ConversionReport:
         checkpoint: the prefix read; `prefix_choice` says how it was found.
         config_source: where the config came from.
         model: the Keras class built.
-        loaded: official names assigned to Keras weights.
-        skipped_heads: heads in the checkpoint the model does not have.
+        loaded: official names assigned to Keras weights (from a `.keras`
+            file: the Keras weight paths kept).
+        skipped_heads: head variables in the checkpoint the model does not
+            have.
         ignored: optimizer slots, `global_step` and loss-scale state.
         new_heads: heads of the model absent from the checkpoint, left at
             their initialization (e.g. a classifier on a pretraining release).

@@ -3,6 +3,7 @@ ALBERT folder, read under the official names) as a Keras model."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import warnings
@@ -25,6 +26,12 @@ from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader, is_hf_folder
+from checkpoints_convert.keras_file_loader import (
+    as_model_class,
+    is_keras_file,
+    keras_file_report,
+    read_keras_file,
+)
 from checkpoints_convert.keras_hub_preset_reader import (
     KerasHubPresetReader,
     is_keras_hub_preset,
@@ -35,6 +42,7 @@ from checkpoints_convert.official_layout import (
     official_groups,
     official_weights,
 )
+from checkpoints_convert.preset_sources import is_release_tar, unpacked
 
 logger = logging.getLogger(__name__)
 
@@ -161,9 +169,13 @@ def load_official_checkpoint(
 
     Args:
         path: release folder, checkpoint prefix (or its `.index` file), TF1
-            Hub module folder, or a Hugging Face transformers ALBERT folder
+            Hub module folder, a Hugging Face transformers ALBERT folder
             (`config.json` + `model.safetensors`, as `save_pretrained` writes
-            it; read by `HFCheckpointReader`).
+            it; read by `HFCheckpointReader`) or a keras-hub preset folder.
+            As `from_preset`, also a release `.tar.gz` (unpacked for the
+            load; the report names the files in it and has no `vocab_path`)
+            or a `.keras` file of ours (its model, or its backbone under the
+            head asked for; the report lists Keras weight paths).
         model: "backbone", "pretrainer", "classifier", "span_qa",
             "multiple_choice", or one of the model classes.
         config: `AlbertConfig`, dict of `albert_config.json` fields, or path;
@@ -184,6 +196,10 @@ def load_official_checkpoint(
     ... )
     >>> print(model.conversion_report.summary())  # doctest: +SKIP
     """
+    if is_release_tar(path):
+        return _from_release_tar(path, model, config, dtype, task_kwargs)
+    if is_keras_file(path):
+        return _from_keras_file(path, model, config, dtype, task_kwargs)
     reader = open_checkpoint(path)
     config, config_source = _as_config(config, reader)
     official_groups(config)  # attention- or FFN-only sharing: a clear error first
@@ -213,7 +229,16 @@ def load_official_checkpoint(
             value = TRANSPOSE(value)
         entry.variable.assign(value)
 
-    report = ConversionReport(
+    report = _report(reader, config_source, keras_model, entries, new_heads)
+    keras_model.conversion_report = report
+    logger.info("%s", report.summary())
+    return keras_model
+
+
+def _report(reader, config_source, keras_model, entries, new_heads):
+    """The `ConversionReport` of a load from `reader`."""
+    used = {e.name for e in entries}
+    return ConversionReport(
         checkpoint=reader.prefix,
         prefix_choice=reader.choice,
         config_source=config_source,
@@ -230,8 +255,46 @@ def load_official_checkpoint(
         new_heads=tuple(new_heads),
         vocab_path=reader.vocab_path,
     )
-    keras_model.conversion_report = report
-    logger.info("%s", report.summary())
+
+
+def _from_release_tar(path, model, config, dtype, task_kwargs):
+    """A release `.tar.gz`, unpacked for the load; the report names the tar."""
+    with unpacked(path) as folder:
+        keras_model = load_official_checkpoint(
+            folder, model, config, dtype, **task_kwargs
+        )
+    report = keras_model.conversion_report
+    keras_model.conversion_report = dataclasses.replace(
+        report,
+        checkpoint=_in_tar(report.checkpoint, folder, path),
+        config_source=_in_tar(report.config_source, folder, path),
+        vocab_path=None,  # unpacked for the load only
+    )
+    return keras_model
+
+
+def _in_tar(name, folder, tar):
+    """`name`, a path in the unpacked `folder`, as a file of `tar`."""
+    if not name.startswith(folder + os.sep):
+        return name
+    return f"{os.path.relpath(name, folder)} in {os.fspath(tar)}"
+
+
+def _from_keras_file(path, model, config, dtype, task_kwargs):
+    """A `.keras` file of ours, as `from_preset` loads it, with a report."""
+    if config is not None:
+        raise ConversionError(
+            f"{os.fspath(path)!r} is a .keras file, which keeps the config it "
+            "was saved with: load it without config=, or convert the "
+            "checkpoint it came from with that config."
+        )
+    saved = read_keras_file(path, dtype)
+    try:
+        keras_model = as_model_class(saved, _model_class(model), True, task_kwargs)
+    except TypeError as e:
+        raise ConversionError(str(e)) from None
+    keras_model.conversion_report = keras_file_report(path, saved, keras_model)
+    logger.info("%s", keras_model.conversion_report.summary())
     return keras_model
 
 

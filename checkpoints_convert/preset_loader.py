@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 
-import keras
-
 from checkpoints_convert.conversion_error import ConversionError
+from checkpoints_convert.keras_file_loader import (
+    as_model_class,
+    built,
+    read_keras_file,
+)
 from checkpoints_convert.loader import load_official_checkpoint, open_checkpoint
 from checkpoints_convert.preset_sources import resolve_preset, source_kind, unpacked
 
@@ -32,51 +35,14 @@ def load_preset(cls, preset, load_weights=True, dtype=None, **kwargs):
     path = resolve_preset(preset)
     kind = source_kind(path)
     if kind == "keras":
-        return _from_keras_file(cls, path, load_weights, dtype, **kwargs)
+        # The same class as saved, or its backbone (under a new head).
+        return as_model_class(read_keras_file(path, dtype), cls, load_weights, kwargs)
     if kind == "official_tar":
         with unpacked(path) as folder:
             return load_preset(cls, folder, load_weights, dtype, **kwargs)
     if not load_weights:
-        return _built(cls, open_checkpoint(path).load_config(), dtype, kwargs)
+        return built(cls, open_checkpoint(path).load_config(), dtype, kwargs)
     return load_official_checkpoint(path, model=cls, dtype=dtype, **kwargs)
-
-
-def _built(cls, config, dtype, kwargs):
-    from albert_keras.models import AlbertBackbone
-
-    if issubclass(cls, AlbertBackbone):
-        return cls(config, dtype=dtype, **kwargs)
-    return cls(AlbertBackbone(config, dtype=dtype), **kwargs)
-
-
-def _from_keras_file(cls, path, load_weights, dtype, **kwargs):
-    """A `.keras` file of ours: the same class as saved, or its backbone."""
-    import albert_keras  # noqa: F401  (registers every class of ours)
-    from albert_keras.models import AlbertBackbone
-
-    if dtype is not None:
-        raise ConversionError(
-            f"{path!r} is a .keras file, which keeps the dtype it was saved "
-            "with: load it without dtype=, or convert a checkpoint instead."
-        )
-    model = keras.saving.load_model(path, compile=False)
-    model = getattr(model, "task_model", model)  # a text model wraps one
-    if not isinstance(model, keras.Model) or not hasattr(
-        getattr(model, "backbone", model), "config"
-    ):
-        raise ConversionError(
-            f"{path!r} holds a {type(model).__name__}, not an albert-keras model."
-        )
-    backbone = model if isinstance(model, AlbertBackbone) else model.backbone
-    if not load_weights:
-        return _built(cls, backbone.config, None, kwargs)
-    if type(model) is cls and not kwargs:
-        return model
-    if issubclass(cls, AlbertBackbone):
-        if kwargs:
-            raise TypeError(f"A backbone takes no task arguments: {sorted(kwargs)}")
-        return backbone
-    return cls(backbone, **kwargs)
 
 
 def save_preset(model, folder, tokenizer=None) -> str:

@@ -78,6 +78,14 @@ def test_user_errors_exit_2_without_traceback(official, tmp_path, capsys):
     assert "--output must be a .keras file" in capsys.readouterr().err
     assert main([str(config), "--to-official", "--output", str(tmp_path)]) == 2
     assert "as a .keras model" in capsys.readouterr().err
+    # --text-model on a model without text inputs: refused before any loading
+    # (here the checkpoint does not even exist).
+    for model in ("pretrainer", "backbone"):
+        args = [str(tmp_path / "missing"), "--output", out, "--text-model", "12"]
+        assert main([*args, "--model", model]) == 2
+        err = capsys.readouterr().err
+        assert "--text-model wraps a classifier, multiple_choice, span_qa" in err
+        assert f"Received: --model {model}" in err and "No checkpoint" not in err
 
 
 @pytest.fixture(scope="module")

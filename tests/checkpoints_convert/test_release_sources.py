@@ -132,3 +132,60 @@ def test_text_model_of_a_release_written_here(release, tmp_path, capsys):
     given = [*args, "--vocab", SPM_MODEL_PATH, "--output", str(tmp_path / "v.keras")]
     assert convert(given) == 0
     assert f"tokenizer: {SPM_MODEL_PATH}" in capsys.readouterr().err
+
+
+def test_load_official_checkpoint_takes_a_release_tar_and_a_keras_file(
+    release, tmp_path
+):
+    """As `from_preset` does: a `.tar.gz` is unpacked for the load, a `.keras`
+    file gives its model (or its backbone under another head), with a report."""
+    from checkpoints_convert import ConversionError, load_official_checkpoint
+
+    _, packed, weights = release
+    classifier = load_official_checkpoint(packed, model="classifier")
+    assert _same(classifier.backbone.get_weights(), weights) == 0.0
+    report = classifier.conversion_report
+    assert report.checkpoint == f"model.ckpt-best in {packed}"
+    assert report.config_source == f"albert_config.json in {packed}"
+    assert report.vocab_path is None  # the unpacked copy is gone
+    saved = tmp_path / "classifier.keras"
+    classifier.save(saved)
+    shutil.copy(SPM_MODEL_PATH, tmp_path / "classifier.model")
+    same = load_official_checkpoint(str(saved), model="classifier")
+    assert _same(same.get_weights(), classifier.get_weights()) == 0.0
+    assert same.conversion_report.vocab_path == str(tmp_path / "classifier.model")
+    assert same.conversion_report.new_heads == ()
+    backbone = load_official_checkpoint(saved)
+    assert _same(backbone.get_weights(), weights) == 0.0
+    summary = backbone.conversion_report.summary()
+    assert "AlbertBackbone: loaded" in summary and "no head for: classifier" in summary
+    pretrainer = load_official_checkpoint(str(saved), model="pretrainer")
+    assert pretrainer.conversion_report.new_heads == ("mlm", "sop")
+    with pytest.raises(ConversionError, match="keeps the config it was saved with"):
+        load_official_checkpoint(str(saved), config={"vocab_size": 8000})
+    # And albert-convert, which reads with it: a .keras file to a backbone.
+    out = tmp_path / "backbone.keras"
+    assert convert([str(saved), "--model", "backbone", "--output", str(out)]) == 0
+    assert _same(keras.saving.load_model(out).get_weights(), weights) == 0.0
+    assert os.path.isfile(tmp_path / "backbone.model")
+
+
+def test_albert_convert_says_how_to_get_a_release_by_name(
+    tmp_path, monkeypatch, capsys
+):
+    """A bare release name not in the cache: the URL and the command that
+    fills the cache, as `from_preset` says it."""
+    from checkpoints_convert.preset_sources import resolve_preset
+
+    monkeypatch.setenv("ALBERT_KERAS_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # no folder of that name here
+    assert convert(["albert_base_v2", "--output", str(tmp_path / "x.keras")]) == 2
+    err = capsys.readouterr().err
+    with pytest.raises(FileNotFoundError) as refusal:
+        resolve_preset("albert_base_v2")
+    for line in str(refusal.value).splitlines()[:-1]:  # all but the random hint
+        assert line in err
+    assert "https://storage.googleapis.com/albert_models/albert_base_v2.tar.gz" in err
+    cached = tmp_path / "cache" / "albert_base_v2.keras"
+    assert f"albert-convert albert_base_v2.tar.gz --output {cached}" in err
+    assert "No checkpoint at" not in err
