@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import json
 import math
-import re
 
 import keras
 import numpy as np
@@ -14,6 +13,8 @@ from albert_keras.tasks.jsonl_records import (
     check_kept,
     check_text,
     collect_examples,
+    find_text_fields,
+    is_near_miss,
     read_records,
 )
 from albert_keras.tasks.task import Task, majority_baseline, softmax
@@ -22,14 +23,6 @@ from albert_keras.tasks.task_data import TaskData
 _FIELD_FLAGS = (
     "Name the text with --text-field (a pair: and --text-pair-field) and the "
     "label with --label-field"
-)
-# Record keys looked for when `text_fields` is not given, in this order.
-SINGLE_KEYS = ("text", "sentence", "text_a")
-PAIR_KEYS = (
-    ("text_a", "text_b"),
-    ("premise", "hypothesis"),
-    ("sentence1", "sentence2"),
-    ("question", "sentence"),
 )
 
 
@@ -103,7 +96,7 @@ class ClassificationTask(Task):
         records, report = read_records(source, require_labels, self.config.label_field)
         check_kept(report, records, _FIELD_FLAGS)
         if not self.config.text_fields:
-            fields = _find_text_fields(records, self.config.pairs, report)
+            fields = find_text_fields(records, self.config.pairs, report)
             self.config = dataclasses.replace(self.config, text_fields=fields)
         if training and not self.regression and self.config.labels is None:
             self._set_labels(records)
@@ -112,9 +105,22 @@ class ClassificationTask(Task):
             records,
             report,
             lambda record: self._example(record, index, require_labels),
-            _FIELD_FLAGS,
+            self._no_example_hint,
         )
+        for example in examples:
+            if UNSCORED in example:
+                report.note(example["line"], UNSCORED_NOTE)
         return TaskData(examples, report)
+
+    def _no_example_hint(self, report):
+        """What to fix when no record is usable: the fields, or the labels."""
+        if report.skipped.get(OUTSIDE, 0) < report.num_skipped / 2:
+            return _FIELD_FLAGS
+        return (
+            f"Most labels are outside the label set {self.config.labels}: "
+            "declare the file's labels with --labels (labels=[...] in Python), "
+            "or write them as the label set does"
+        )
 
     def _set_labels(self, records):
         """The label set from the training file, refusing what looks like typos."""
@@ -164,8 +170,11 @@ class ClassificationTask(Task):
             label = float(label)
         else:
             key = _label_key(label) if isinstance(label, (int, str)) else None
-            if key not in index:
-                return "label outside the label set"
+            if key not in index and require_labels:
+                return OUTSIDE
+            if key not in index:  # predicted, not scored
+                example = {"text_a": texts[0], "text_b": texts[1], "label": None}
+                return dict(example, **{UNSCORED: label})
             label = index[key]
         return {"text_a": texts[0], "text_b": texts[1], "label": label}
 
@@ -218,6 +227,22 @@ class ClassificationTask(Task):
 
         return AlbertTextModel(model, tokenizer, self.config.sequence_length)
 
+    def write_predictions(self, model, data, dataset, output, record):
+        """A JSON line per example, as `Task.write_predictions`; the metrics
+        of the examples whose label is in the label set (None if none is)."""
+        from albert_keras.atomic_files import atomic_write
+
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
+        with atomic_write(output) as f:
+            for example, row in zip(data.examples, logits, strict=True):
+                line = {"line": example["line"], **self.prediction(row)}
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        scored = [i for i, e in enumerate(data.examples) if e["label"] is not None]
+        if not scored:
+            return {"metrics": None}
+        labels = np.asarray([data.examples[i]["label"] for i in scored])
+        return {"metrics": self.metrics(labels, logits[scored])}
+
     def prediction(self, logits):
         if self.regression:
             return {"prediction": float(logits[0])}
@@ -232,6 +257,13 @@ class ClassificationTask(Task):
         }
 
 
+# Why a labelled record is skipped (training, dev) or, predicting, kept
+# without a score: its label is not one of the task's labels.
+OUTSIDE = "label outside the label set"
+UNSCORED = "unscored_label"  # the example key holding that label
+UNSCORED_NOTE = "label outside the label set (predicted, not scored)"
+
+
 def _label_key(value):
     return (type(value).__name__, value)
 
@@ -242,10 +274,8 @@ RARE_CLASS = 3
 COMMON_CLASS = 300
 # In a file of any size, a rare label that is a near-miss of one this many
 # times as common is taken for a typo (`postive` beside `pos`, `Neg` beside
-# `neg`): the same spelling up to case and spaces, one letter off, a longer
-# spelling of it, or a `difflib` ratio this high.
+# `neg`; `jsonl_records.is_near_miss`).
 NEAR_MISS_FACTOR = 5
-NEAR_MISS_RATIO = 0.8
 
 
 def check_label_lines(lines: dict) -> None:
@@ -330,66 +360,3 @@ def _seen(lines):
     shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
     times = "1 time" if len(lines) == 1 else f"{len(lines)} times"
     return f"{times}, line{'s' if len(lines) > 1 else ''} {shown}"
-
-
-def is_near_miss(rare, common) -> bool:
-    """Whether the string label `rare` reads as a misspelling of `common`.
-
-    Args:
-        rare, common: two labels; numbers are never near-misses (0..9 are
-            ten classes, however rare one is).
-
-    Example:
-    >>> is_near_miss("postive", "pos"), is_near_miss("Neg ", "neg")
-    (True, True)
-    >>> is_near_miss("contradiction", "neutral")
-    False
-    """
-    if not (isinstance(rare, str) and isinstance(common, str)) or rare == common:
-        return False
-    a, b = (
-        " ".join(re.split(r"[\s_\-/]+", x.strip().casefold())) for x in (rare, common)
-    )
-    if a == b:
-        return True  # case, spaces, `_` / `-` / `/`
-    if not re.search(r"[^\W\d_]", a):
-        return False  # digits and signs: names, not words
-    short, long = sorted((a, b), key=len)
-    if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
-        return True  # `postive` or `nge` beside `pos` / `neg`
-    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
-
-
-def _one_edit(short, long):
-    """One letter added, dropped, changed, or two neighbours swapped."""
-    if len(long) - len(short) > 1:
-        return False
-    i = next(
-        (i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
-        len(short),
-    )
-    if len(short) < len(long):
-        return short[i:] == long[i + 1 :]
-    swapped = long[i + 1 : i + 2] + long[i : i + 1] + long[i + 2 :]
-    return short[i + 1 :] == long[i + 1 :] or short[i:] == swapped
-
-
-def _find_text_fields(records, pairs, report):
-    """The text key(s) of the first record that has known ones."""
-    for _, record in records:
-        if pairs is not False:
-            for a, b in PAIR_KEYS:
-                if a in record and b in record:
-                    return (a, b)
-        if pairs is not True:
-            for key in SINGLE_KEYS:
-                if key in record:
-                    return (key,)
-    wanted = [" + ".join(p) for p in PAIR_KEYS] if pairs else list(SINGLE_KEYS)
-    fields = ", ".join(report.fields) or "none"
-    flags = "--text-field and --text-pair-field" if pairs else "--text-field"
-    raise ValueError(
-        f"No record of {report.path!r} has the text fields looked for "
-        f"({' / '.join(wanted)}); its records have the fields {fields}. Name "
-        f"the text field(s) with {flags} (text_fields=(...) in Python)."
-    )

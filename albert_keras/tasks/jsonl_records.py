@@ -9,6 +9,7 @@ never an exception in the middle of a run.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import os
 import re
@@ -147,7 +148,7 @@ def read_records(source, require_labels=True, label_field="label"):
 def collect_examples(records, report, make, hint):
     """`make(record)` for each record: an example dict (kept, with its `line`)
     or the reason to skip it (counted in `report`); a ValueError naming
-    `hint` when nothing is kept."""
+    `hint` (a string, or a function of the report) when nothing is kept."""
     examples = []
     for number, record in records:
         example = make(record)
@@ -174,8 +175,9 @@ def check_text(text, optional=False):
 
 def check_kept(report, examples, hint="Name the fields with the --*-field flags"):
     """Raises a ValueError naming the file, its fields and the flags to set
-    when nothing is left."""
+    (`hint`, or `hint(report)` where it is a function) when nothing is left."""
     if not examples:
+        hint = hint(report) if callable(hint) else hint
         found = (
             f"its records have the fields {', '.join(report.fields)}"
             if report.fields
@@ -185,3 +187,91 @@ def check_kept(report, examples, hint="Name the fields with the --*-field flags"
             f"{report.summary()}. No usable example in {report.path!r}: {found}. "
             f"{hint}."
         )
+
+
+# Record keys looked for when `text_fields` is not given, in this order.
+SINGLE_KEYS = ("text", "sentence", "text_a")
+PAIR_KEYS = (
+    ("text_a", "text_b"),
+    ("premise", "hypothesis"),
+    ("sentence1", "sentence2"),
+    ("question", "sentence"),
+)
+
+
+def find_text_fields(records, pairs, report):
+    """The text key(s) of the first record that has known ones.
+
+    Args:
+        records: `(number, dict)` pairs of `read_records`.
+        pairs: look for a pair (True), a single text (False) or either (None).
+        report: the file's `DataReport` (its fields name what the file has).
+
+    Example:
+    >>> find_text_fields([(1, {"premise": "a", "hypothesis": "b"})], None, None)
+    ('premise', 'hypothesis')
+    """
+    for _, record in records:
+        if pairs is not False:
+            for a, b in PAIR_KEYS:
+                if a in record and b in record:
+                    return (a, b)
+        if pairs is not True:
+            for key in SINGLE_KEYS:
+                if key in record:
+                    return (key,)
+    wanted = [" + ".join(p) for p in PAIR_KEYS] if pairs else list(SINGLE_KEYS)
+    fields = ", ".join(report.fields) or "none"
+    flags = "--text-field and --text-pair-field" if pairs else "--text-field"
+    raise ValueError(
+        f"No record of {report.path!r} has the text fields looked for "
+        f"({' / '.join(wanted)}); its records have the fields {fields}. Name "
+        f"the text field(s) with {flags} (text_fields=(...) in Python)."
+    )
+
+
+# Labels the same up to case and spaces, one letter off, one a longer
+# spelling of the other, or with a `difflib` ratio this high are near-misses.
+NEAR_MISS_RATIO = 0.8
+
+
+def is_near_miss(rare, common) -> bool:
+    """Whether the string label `rare` reads as a misspelling of `common`.
+
+    Args:
+        rare, common: two labels; numbers are never near-misses (0..9 are
+            ten classes, however rare one is).
+
+    Example:
+    >>> is_near_miss("postive", "pos"), is_near_miss("Neg ", "neg")
+    (True, True)
+    >>> is_near_miss("contradiction", "neutral")
+    False
+    """
+    if not (isinstance(rare, str) and isinstance(common, str)) or rare == common:
+        return False
+    a, b = (
+        " ".join(re.split(r"[\s_\-/]+", x.strip().casefold())) for x in (rare, common)
+    )
+    if a == b:
+        return True  # case, spaces, `_` / `-` / `/`
+    if not re.search(r"[^\W\d_]", a):
+        return False  # digits and signs: names, not words
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
+        return True  # `postive` or `nge` beside `pos` / `neg`
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
+
+
+def _one_edit(short, long):
+    """One letter added, dropped, changed, or two neighbours swapped."""
+    if len(long) - len(short) > 1:
+        return False
+    i = next(
+        (i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
+        len(short),
+    )
+    if len(short) < len(long):
+        return short[i:] == long[i + 1 :]
+    swapped = long[i + 1 : i + 2] + long[i : i + 1] + long[i + 2 :]
+    return short[i + 1 :] == long[i + 1 :] or short[i:] == swapped

@@ -109,9 +109,13 @@ def run_predict(args):
         f"{result['examples']} predicted ({skipped} records skipped: "
         f"{result['data']['skipped'] or 'none'}) -> {result['predictions']}"
     )
+    for text in result.get("warnings", []):
+        print(f"Warning: {text}")
     if result["metrics"] is None:
-        print("No labels in the input: predictions only.")
+        which = "of the run's label set " if result["warnings"] else ""
+        print(f"No label {which}in the input: predictions only.")
     else:
         text = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
-        print(f"{result['task']['class']} metrics: {text}")
+        scored = f" ({result['labelled']} scored)" if result["warnings"] else ""
+        print(f"{result['task']['class']} metrics{scored}: {text}")
     return 0

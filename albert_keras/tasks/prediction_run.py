@@ -164,8 +164,10 @@ def run_prediction(
 
     Returns:
         dict with `task`, `predictions` (the file written), `examples`,
-        `data` (the reading report), `metrics` (None without labels) and
-        `settings`; also written as JSON beside the predictions
+        `labelled` (the examples scored), `data` (the reading report),
+        `metrics` (of the labelled examples; None without any) and
+        `warnings` (labels outside the run's label set: predicted, not
+        scored); also written as JSON beside the predictions
         (`*.metrics.json`).
     """
     import keras
@@ -207,7 +209,36 @@ def run_prediction(
         "examples": len(data.examples),
         "labelled": sum(e.get("label") is not None for e in data.examples),
         **written,
+        "warnings": unscored_warnings(task, data),
         "data": data.report.to_dict(),
     }
     write_json(os.path.splitext(output)[0] + ".metrics.json", result, default=float)
     return result
+
+
+def unscored_warnings(task, data) -> list[str]:
+    """The records predicted but not scored: their label is not the run's.
+
+    Args:
+        task: the run's task (its config names the label set).
+        data: the `TaskData` predicted (classification keeps such records
+            with `label` None and the label they had as `unscored_label`).
+
+    Example:
+    >>> from albert_keras.tasks import ClassificationTask
+    >>> task = ClassificationTask(labels=["neg", "pos"], text_fields=("text",))
+    >>> data = task.read([{"text": "fine", "label": 1}], require_labels=False)
+    >>> unscored_warnings(task, data)[0][:60]
+    "1 of 1 records have a label outside the run's label set ['ne"
+    """
+    given = [e["unscored_label"] for e in data.examples if "unscored_label" in e]
+    if not given:
+        return []
+    found = sorted({repr(label) for label in given})
+    shown = ", ".join(found[:10]) + (", ..." if len(found) > 10 else "")
+    return [
+        f"{len(given)} of {len(data.examples)} records have a label outside the "
+        f"run's label set {task.config.labels} (found: {shown}): they are "
+        "predicted but not scored. To score them, write their labels as the "
+        "run's."
+    ]

@@ -101,9 +101,13 @@ def test_bad_records_are_skipped_and_counted(tmp_path):
     assert report.where["label outside the label set"] == [5]
     assert report.where["no text"] == [10]
     assert "2 kept, 7 skipped" in report.summary()
-    # Files to predict on: records without a label are kept (label None).
+    # Files to predict on: records without a label, or with one outside the
+    # label set, are kept (label None: predicted, not scored).
     blind = task.read(path, require_labels=False)
-    assert [e["label"] for e in blind.examples] == [1, None, 0]
+    assert [e["label"] for e in blind.examples] == [1, None, None, 0]
+    assert blind.examples[2]["unscored_label"] == "maybe"
+    note = "label outside the label set (predicted, not scored)"
+    assert blind.report.noted == {note: 1} and blind.report.where[note] == [5]
 
 
 def test_regression_and_pair_records(tmp_path):

@@ -1,0 +1,93 @@
+"""`albert-keras predict` on a file whose labels are not the run's: every text
+is predicted, the labels of the run's set are scored, the others named."""
+
+import json
+
+import pytest
+from albert_test_case import TINY_FINETUNING, task_file
+
+from albert_keras.cli import main
+from albert_keras.tasks import task_from_name
+from albert_keras.tasks.finetuning_run import run_finetuning
+from albert_keras.tasks.prediction_run import run_prediction
+
+NAMES = ["neg", "pos"]
+
+
+def _write(path, records):
+    with open(path, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def named_run(tmp_path_factory):
+    """A one-epoch tiny run on rt_sentiment with the labels neg / pos, and
+    the dev rows it can be asked to predict (labels 0 / 1)."""
+    folder = tmp_path_factory.mktemp("named_run")
+    with open(task_file("rt_sentiment", "dev.jsonl"), encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:40]
+    named = [dict(r, label=NAMES[r["label"]]) for r in rows]
+    run_finetuning(
+        task_from_name("classify", sequence_length=32),
+        _write(folder / "train.jsonl", named[:32]),
+        _write(folder / "dev.jsonl", named[32:]),
+        output_dir=str(folder / "run"),
+        **dict(TINY_FINETUNING, epochs=1, max_train_examples=32),
+    )
+    return folder, rows
+
+
+def test_labels_outside_the_run_set_are_predicted_not_scored(named_run, capsys):
+    folder, rows = named_run
+    run = str(folder / "run")
+    # 10 rows labelled 0/1 (not the run's labels), 6 labelled neg/pos, one
+    # without a label.
+    mixed = rows[:10] + [dict(r, label=NAMES[r["label"]]) for r in rows[10:16]]
+    mixed.append({"text": rows[16]["text"]})
+    path = _write(folder / "mixed.jsonl", mixed)
+    assert main(["predict", "--model", run, "--input", path]) == 0
+    printed = capsys.readouterr().out
+    assert "17 predicted (0 records skipped: none)" in printed
+    assert (
+        "Warning: 10 of 17 records have a label outside the run's label set "
+        "['neg', 'pos'] (found: 0, 1): they are predicted but not scored."
+    ) in printed
+    assert "ClassificationTask metrics (6 scored): accuracy " in printed
+    with open(folder / "run" / "predictions-mixed.jsonl") as f:
+        lines = [json.loads(line) for line in f]
+    assert [p["line"] for p in lines] == list(range(1, 18))
+    assert {p["label"] for p in lines} <= set(NAMES)
+    # The metrics are those of the 6 rows in the label set alone.
+    with open(folder / "run" / "predictions-mixed.metrics.json") as f:
+        written = json.load(f)
+    assert written["labelled"] == 6 and len(written["warnings"]) == 1
+    alone = run_prediction(run, _write(folder / "six.jsonl", mixed[10:16]))
+    assert alone["warnings"] == [] and alone["labelled"] == 6
+    assert written["metrics"] == pytest.approx(alone["metrics"], abs=1e-6)
+
+
+def test_a_file_with_none_of_the_run_labels_is_predicted(named_run, capsys):
+    folder, rows = named_run
+    path = _write(folder / "digits.jsonl", rows[:12])
+    assert main(["predict", "--model", str(folder / "run"), "--input", path]) == 0
+    printed = capsys.readouterr().out
+    assert "12 predicted" in printed
+    assert "12 of 12 records have a label outside the run's label set" in printed
+    assert "No label of the run's label set in the input: predictions only." in (
+        printed
+    )
+
+
+def test_dev_labels_outside_the_set_name_the_set_not_the_fields(tmp_path):
+    # Reading a labelled split, such rows are skipped; when that is every row,
+    # the error names the label set (not --text-field / --label-field).
+    with open(task_file("rt_sentiment", "dev.jsonl"), encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:5]
+    task = task_from_name("classify", labels=NAMES, text_fields=("text",))
+    with pytest.raises(ValueError) as error:
+        task.read(_write(tmp_path / "dev.jsonl", rows))
+    message = str(error.value)
+    assert "Most labels are outside the label set ['neg', 'pos']" in message
+    assert "--labels" in message and "--text-field" not in message
