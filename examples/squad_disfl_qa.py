@@ -47,7 +47,7 @@ result = task.fit(
 best, always_null = result["best"], result["baselines"]["always_no_answer"]
 print(
     f"dev EM {best['exact']:.1f} F1 {best['f1']:.1f}; with the best no-answer "
-    f"threshold ({best['best_f1_thresh']:.2f}) F1 {best['best_f1']:.1f}; "
+    f"threshold ({best['best_f1_thresh']:.3g}) F1 {best['best_f1']:.1f}; "
     f"always no answer: F1 {always_null['f1']:.1f}"
 )
 

@@ -10,7 +10,8 @@ when every question above it is answered with "".
 One departure: where answering nothing scores best, the official script
 reports the threshold 0.0, which answers every question whose odds are at or
 below 0, and ALBERT's no-answer odds are logit differences, often negative.
-Here that threshold is -inf, so that applying the reported threshold
+Here that threshold is `ANSWER_NOTHING`, the lowest float32 (not -inf,
+which strict JSON cannot hold), so that applying the reported threshold
 (`na_prob_threshold`, or a text model's `null_threshold`) gives the reported
 best score; the best scores themselves are the official ones.
 """
@@ -18,12 +19,33 @@ best score; the best scores themselves are the official ones.
 from __future__ import annotations
 
 import collections
-import math
 import re
 import string
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
+# The no-answer threshold that answers "" to every question (odds > it): the
+# official script's 0.0 for probabilities, here for odds of any sign. The
+# lowest float32, not -inf: metrics.json stays strict JSON, and Keras logs
+# and a served model (float32 odds) hold it as it is.
+ANSWER_NOTHING = -3.4028234663852886e38
+_HIGHEST = -ANSWER_NOTHING
+
+
+def finite_threshold(threshold: float) -> float:
+    """`threshold` within the float32 range: -inf is `ANSWER_NOTHING`.
+
+    The same answers for every float32 no-answer odds but that extreme
+    itself (odds are float32 logit differences), and strict JSON.
+
+    Args:
+        threshold: a no-answer threshold (odds above it answer "").
+
+    Example:
+    >>> finite_threshold(float("-inf")) == ANSWER_NOTHING, finite_threshold(0.5)
+    (True, 0.5)
+    """
+    return min(max(float(threshold), ANSWER_NOTHING), _HIGHEST)
 
 
 def normalize_answer(text: str) -> str:
@@ -70,7 +92,7 @@ def _best_threshold(predictions, scores, na_probs, has_answer):
     # Walk the questions by rising no-answer probability, in `na_probs` order
     # for ties, as the official script does.
     score = best = sum(1 for qid in scores if not has_answer[qid])
-    threshold = -math.inf  # nothing answered (the official script says 0.0)
+    threshold = ANSWER_NOTHING  # (the official script says 0.0)
     for qid in sorted(na_probs, key=lambda q: na_probs[q]):
         if qid not in scores:
             continue
@@ -80,7 +102,7 @@ def _best_threshold(predictions, scores, na_probs, has_answer):
             score -= 1
         if score > best:
             best, threshold = score, na_probs[qid]
-    return 100.0 * best / len(scores), threshold
+    return 100.0 * best / len(scores), finite_threshold(threshold)
 
 
 def squad_evaluate(dataset, predictions, na_probs=None, na_prob_threshold=1.0):
@@ -97,8 +119,9 @@ def squad_evaluate(dataset, predictions, na_probs=None, na_prob_threshold=1.0):
     Returns:
         dict with `exact`, `f1`, `total`, `HasAns_*` and `NoAns_*` (when there
         are such questions), and with `na_probs` also `best_exact`,
-        `best_exact_thresh`, `best_f1`, `best_f1_thresh` (-inf where
-        answering nothing is best). Scores are percent.
+        `best_exact_thresh`, `best_f1`, `best_f1_thresh` (`ANSWER_NOTHING`
+        where answering nothing is best; always finite, so the result is
+        strict JSON). Scores are percent.
         Questions without a prediction are counted in `missing` and skipped.
 
     Example:

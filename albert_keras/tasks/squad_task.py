@@ -183,6 +183,7 @@ class SquadTask(Task):
                 them); default `AlbertSpanTextModel`'s.
         """
         from albert_keras.models import AlbertSpanTextModel
+        from albert_keras.tasks.squad_evaluation import finite_threshold
 
         c = self.config
         bound = {} if max_windows is None else {"max_windows": max_windows}
@@ -194,7 +195,9 @@ class SquadTask(Task):
             max_query_length=c.max_query_length,
             max_answer_length=c.max_answer_length,
             null_score=c.null_score,
-            null_threshold=(best or {}).get("best_f1_thresh", math.inf),
+            null_threshold=finite_threshold(
+                (best or {}).get("best_f1_thresh", math.inf)
+            ),
             **bound,
         )
 
@@ -244,11 +247,11 @@ def _has_gold(dataset):
 def _prediction_metrics(dataset, best_spans, odds, threshold):
     """The scores at the dev threshold; best_* are this file's own best
     thresholds (an upper bound, not a fair test score)."""
-    from albert_keras.tasks.squad_evaluation import squad_evaluate
+    from albert_keras.tasks.squad_evaluation import finite_threshold, squad_evaluate
 
     result = squad_evaluate(dataset, best_spans, odds, threshold)
     metrics = {k: result[k] for k in _PREDICTION_SCORES + ("NoAns_f1",) if k in result}
-    metrics["null_threshold"] = threshold
+    metrics["null_threshold"] = finite_threshold(threshold)  # strict JSON
     metrics["oracle_best_f1"] = result["best_f1"]
     metrics["oracle_best_f1_thresh"] = result["best_f1_thresh"]
     metrics["always_no_answer_f1"] = squad_evaluate(

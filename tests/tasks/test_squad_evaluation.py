@@ -1,9 +1,15 @@
 """SQuAD v2 evaluation on a hand-made fixture whose EM/F1 were computed by hand."""
 
+import json
+import math
+
+import numpy as np
 import pytest
 
 from albert_keras.tasks.squad_evaluation import (
+    ANSWER_NOTHING,
     f1,
+    finite_threshold,
     normalize_answer,
     squad_evaluate,
 )
@@ -93,16 +99,63 @@ def test_when_answering_nothing_is_best_the_threshold_reproduces_it():
     # Wrong answers to every question, no-answer odds that are logits (some
     # negative, as ALBERT's are): answering "" everywhere is best (2 of 5, the
     # two unanswerable). The official script reports the threshold 0.0, which
-    # would still answer a, b, c and d (odds <= 0); ours is -inf.
+    # would still answer a, b, c and d (odds <= 0); ours is the lowest
+    # float32, below any odds (-inf is not strict JSON).
     wrong = {"a": "x", "b": "y", "c": "z", "d": "w", "e": "v"}
     odds = {"a": -2.0, "b": -1.0, "c": -0.5, "d": -0.2, "e": 2.0}
     result = squad_evaluate(DATA, wrong, na_probs=odds)
     assert result["best_f1"] == pytest.approx(40.0)
-    assert result["best_f1_thresh"] == -float("inf")
-    assert result["best_exact_thresh"] == -float("inf")
+    assert result["best_f1_thresh"] == ANSWER_NOTHING == np.finfo("float32").min
+    assert result["best_exact_thresh"] == ANSWER_NOTHING
     applied = squad_evaluate(
         DATA, wrong, na_probs=odds, na_prob_threshold=result["best_f1_thresh"]
     )
     assert applied["f1"] == pytest.approx(result["best_f1"])
     at_zero = squad_evaluate(DATA, wrong, na_probs=odds, na_prob_threshold=0.0)
     assert at_zero["f1"] == pytest.approx(20.0)  # only e: the official 0.0 misleads
+
+
+def test_the_metrics_are_strict_json():
+    # metrics.json is read by JSON.parse and jq: no -Infinity, NaN or Infinity,
+    # whether answering nothing is best, or a question has no valid span (its
+    # odds inf) where the best threshold falls.
+    wrong = {"a": "x", "b": "y", "c": "z", "d": "w", "e": "v"}
+    cases = [
+        (wrong, {"a": -2.0, "b": -1.0, "c": -0.5, "d": -0.2, "e": 2.0}),
+        (PREDICTIONS, {"a": 0.1, "b": 0.6, "c": 0.2, "d": 0.9, "e": math.inf}),
+        (
+            dict(PREDICTIONS, e=""),
+            {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0, "e": math.inf},
+        ),
+    ]
+    for predictions, odds in cases:
+        result = squad_evaluate(DATA, predictions, na_probs=odds)
+        json.dumps(result, allow_nan=False)
+        # The threshold reported gives the best score when applied.
+        for kind in ("exact", "f1"):
+            applied = squad_evaluate(
+                DATA,
+                predictions,
+                na_probs=odds,
+                na_prob_threshold=result[f"best_{kind}_thresh"],
+            )
+            assert applied[kind] == pytest.approx(result[f"best_{kind}"])
+
+
+def test_a_finite_threshold_answers_as_the_infinite_one():
+    # In float64 (predict) and float32 (a served model): the same answers for
+    # any odds. Odds are inf only where no span is valid: the answer is ""
+    # whichever side of the threshold.
+    odds = np.array([-3.4e38, -1e30, -3.0, 0.0, 7.5, 3e38, np.inf])
+    spans = np.array(["a", "b", "c", "d", "e", "f", ""])
+    for infinite in (-math.inf, math.inf):
+        finite = finite_threshold(infinite)
+        # Finite in float32 too: Keras logs and a served model convert it.
+        assert math.isfinite(finite) and np.isfinite(np.float32(finite))
+        for dtype in ("float64", "float32"):
+            values = odds.astype(dtype)
+            served = np.where(values > np.asarray(finite, dtype), "", spans)
+            np.testing.assert_array_equal(
+                served, np.where(values > infinite, "", spans)
+            )
+    assert finite_threshold(0.25) == 0.25
