@@ -59,5 +59,6 @@ print(f"dev accuracy {accuracy:.3f} (majority class {majority:.3f})")
 text_model = task.text_model(model, tokenizer)
 print(text_model.predict(["A gorgeous, witty film.", "Tedious and dull."], verbose=0))
 os.makedirs(args.output, exist_ok=True)
-text_model.export(os.path.join(args.output, "savedmodel"))  # serve(tf.string)
+# serve(tf.string); verbose=False: no listing of its signature's TensorSpecs.
+text_model.export(os.path.join(args.output, "savedmodel"), verbose=False)
 model.save(os.path.join(args.output, "classifier.keras"))
