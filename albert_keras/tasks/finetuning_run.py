@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 import warnings
 
 import keras
 import numpy as np
 
-from albert_keras.atomic_files import copy_file, read_json, write_json
+from albert_keras.atomic_files import copy_file, write_json
 from albert_keras.tasks.finetuning_options import (
     DEFAULT_INIT,
     FinetuningOptions,
@@ -31,22 +30,9 @@ from albert_keras.tasks.finetuning_options import (
     lora_summary,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
+from albert_keras.tasks.finished_run import clear_run, finished_run, mark_finished
 from albert_keras.tasks.run_folder_export import export_savedmodel
-
-# The files of a run (what --overwrite removes); RUN_STATE says it finished.
-RUN_STATE = "run_state.json"
-RUN_FILES = (
-    RUN_STATE,
-    "run_settings.json",
-    "best.keras",
-    "metrics.json",
-    "settings.json",
-    "history.csv",
-    "curves.png",
-    "logs",
-    "backup",
-    "savedmodel",
-)
+from albert_keras.training.run_settings import check_run_settings, record_run_settings
 
 
 def run_finetuning(
@@ -94,59 +80,44 @@ def run_finetuning(
 
     options = FinetuningOptions(**options)
     with RunLock(output_dir, "albert-keras finetune"):
-        finished = _finished_run(output_dir, overwrite)
+        if overwrite:
+            clear_run(output_dir)
+        init = _resolve_init(init)
+        settings = _settings(task, train, dev, init, options)
+        # Compared first (a finished run started with other settings is
+        # refused too); recorded once the run really starts.
+        changed = check_run_settings(output_dir, settings, force_resume, record=False)
+        finished = None if changed else finished_run(task, output_dir)
         if finished is not None:
             return finished
-        return _run(task, train, dev, init, output_dir, vocab, force_resume, options)
+        return _run(task, train, dev, init, output_dir, vocab, settings, options)
 
 
-def _finished_run(output_dir, overwrite):
-    """metrics.json of a finished run (nothing is redone); clears it if `overwrite`."""
-    state = read_json(os.path.join(output_dir, RUN_STATE)) or {}
-    if overwrite:
-        for name in RUN_FILES:
-            path = os.path.join(output_dir, name)
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-            elif os.path.exists(path):
-                os.remove(path)
-        return None
-    if not state.get("finished"):
-        return None
-    print(
-        f"{output_dir} holds a finished run (best: epoch {state.get('best_epoch')} "
-        f"of {state.get('epochs_run')}, see metrics.json): nothing to do. "
-        "Use --overwrite (overwrite=True) to train again there.",
-        flush=True,
-    )
-    return read_json(os.path.join(output_dir, "metrics.json"))
-
-
-def _run(task, train, dev, init, output_dir, vocab, force_resume, options):
+def _resolve_init(init):
     from checkpoints_convert.backbone_loader import resolve_init
+
+    return resolve_init(init, _MISSING_INIT if init == DEFAULT_INIT else "")
+
+
+def _run(task, train, dev, init, output_dir, vocab, settings, options):
     from checkpoints_convert.preset_sources import readable_folder
 
     keras.utils.set_random_seed(options.seed)
-    init = resolve_init(init, _MISSING_INIT if init == DEFAULT_INIT else "")
     # A release .tar.gz is read unpacked for the whole run (its vocabulary
     # too); the run records it by its name.
     with readable_folder(init) as source:
         return _run_from(
-            task, train, dev, (init, source), output_dir, vocab, force_resume, options
+            task, train, dev, (init, source), output_dir, vocab, settings, options
         )
 
 
-def _run_from(task, train, dev, inits, output_dir, vocab, force_resume, options):
+def _run_from(task, train, dev, inits, output_dir, vocab, settings, options):
     """The run, with `inits` = (`init` as given, where to read it)."""
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-    from albert_keras.training.run_settings import check_run_settings
     from checkpoints_convert.backbone_loader import find_vocabulary
 
     init, source = inits
     vocab = find_vocabulary(source, vocab)
-    check_run_settings(
-        output_dir, _settings(task, train, dev, init, options), force_resume
-    )
     task.tokenizer = load_tokenizer(vocab)
     started = time.perf_counter()
     splits = _read_splits(task, train, dev, options)
@@ -157,6 +128,9 @@ def _run_from(task, train, dev, inits, output_dir, vocab, force_resume, options)
     if state.restore(model):
         print(state.describe(), flush=True)
         _batch(task, {"train": splits["train"]}, options, state.epochs_done)
+    # The data read and the model built: a run refused before this point
+    # leaves no settings that would block the corrected command.
+    record_run_settings(output_dir, settings)
     train_seconds = _fit(task, model, splits, output_dir, options, state)
     state.load_best(model)
     task.model = model
@@ -165,14 +139,7 @@ def _run_from(task, train, dev, inits, output_dir, vocab, force_resume, options)
     result["total_seconds"] = time.perf_counter() - started
     result["warnings"] = warnings_found
     _write_outputs(task, model, splits, result, vocab, output_dir, options)
-    write_json(
-        os.path.join(output_dir, RUN_STATE),
-        {
-            "finished": True,
-            "best_epoch": result["best_epoch"],
-            "epochs_run": result["epochs_run"],
-        },
-    )
+    mark_finished(output_dir, result)
     return result
 
 

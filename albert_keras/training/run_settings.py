@@ -34,7 +34,13 @@ def file_fingerprint(source) -> str | None:
     return digest.hexdigest()
 
 
-def check_run_settings(folder: str, settings: dict, force_resume: bool = False):
+def check_run_settings(
+    folder: str,
+    settings: dict,
+    force_resume: bool = False,
+    start_over: str | None = "--overwrite",
+    record: bool = True,
+) -> list[str]:
     """Records `settings` for a new run; compares them on a restart.
 
     Args:
@@ -43,6 +49,14 @@ def check_run_settings(folder: str, settings: dict, force_resume: bool = False):
             sequence length, seed, steps or epochs, learning rate, data
             fingerprints).
         force_resume: resume even if they differ (the new ones are recorded).
+        start_over: the flag that starts over in the folder, named in the
+            refusal (None: there is none).
+        record: write them now; False leaves it to `record_run_settings`,
+            once the run has really started (a run refused for bad input
+            then leaves nothing that blocks the corrected command).
+
+    Returns:
+        The settings that differ, as "name: then, now" (empty if none).
 
     Raises:
         SettingsChanged: naming each setting that differs, with both values,
@@ -52,14 +66,15 @@ def check_run_settings(folder: str, settings: dict, force_resume: bool = False):
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
     >>> check_run_settings(folder, {"seed": 1})
+    []
     >>> check_run_settings(folder, {"seed": 2})
     Traceback (most recent call last):
     ...
     albert_keras.training.run_settings.SettingsChanged: ...
     """
-    path = os.path.join(folder, SETTINGS_FILE)
-    settings = json.loads(json.dumps(settings, default=str))
-    recorded = read_json(path)
+    recorded = read_json(os.path.join(folder, SETTINGS_FILE))
+    settings = _plain_json(settings)
+    changes = []
     if recorded is not None and recorded != settings:
         changes = [
             f"{key}: {recorded.get(key)!r} then, {settings.get(key)!r} now"
@@ -71,8 +86,31 @@ def check_run_settings(folder: str, settings: dict, force_resume: bool = False):
                 f"{folder} holds a run started with other settings "
                 f"({'; '.join(changes)}). Resuming would mix two trainings. "
                 "Use the same settings, another output folder, "
-                "--overwrite to start over, or --force-resume to go on anyway."
+                + (f"{start_over} to start over, " if start_over else "")
+                + "or --force-resume to go on anyway."
             )
         print(f"--force-resume: going on with {'; '.join(changes)}", flush=True)
-    if recorded != settings:
+    if record:
+        record_run_settings(folder, settings)
+    return changes
+
+
+def record_run_settings(folder: str, settings: dict) -> None:
+    """Writes `settings` as the run's (`check_run_settings` compares with them).
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> record_run_settings(folder, {"seed": 1})
+    >>> check_run_settings(folder, {"seed": 1}, record=False)
+    []
+    """
+    path = os.path.join(folder, SETTINGS_FILE)
+    settings = _plain_json(settings)
+    if read_json(path) != settings:
         write_json(path, settings)
+
+
+def _plain_json(settings: dict) -> dict:
+    """`settings` as JSON reads them back (tuples as lists, objects as text)."""
+    return json.loads(json.dumps(settings, default=str))

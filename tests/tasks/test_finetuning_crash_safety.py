@@ -117,7 +117,7 @@ def test_failed_writes_then_restarts_end_as_an_unbroken_run(
     # Run again, it is finished: it says so and changes nothing.
     stamp = os.stat(os.path.join(out, "best.keras")).st_mtime_ns
     again = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
-    assert "holds a finished run" in capsys.readouterr().out
+    assert "holds this run, finished" in capsys.readouterr().out
     assert again["best"] == pytest.approx(result["best"])
     assert os.stat(os.path.join(out, "best.keras")).st_mtime_ns == stamp
 

@@ -52,3 +52,14 @@ def test_readme_python_lines(tmp_path, monkeypatch):
     # Not a constant: the texts get different scores.
     assert np.ptp(np.asarray(expected)[:, 1] - np.asarray(expected)[:, 0]) > 0
     assert os.path.isfile(tmp_path / "runs" / "finetune" / "best.keras")
+
+    # Run again (a script started twice), the lines do nothing but load the
+    # finished run, so the export is the same model.
+    shutil.rmtree(tmp_path / "savedmodel")
+    namespace = {}
+    exec(README_LINES, namespace)
+    again = namespace["task"]
+    assert again.config == task.config and again.result["best"] == metrics["best"]
+    loaded = tf.saved_model.load(str(tmp_path / "savedmodel"))  # kept alive
+    served_again = loaded.serve(tf.constant([e["text_a"] for e in data.examples]))
+    assert max_abs_diff(served_again["logits"], expected) < 1e-5

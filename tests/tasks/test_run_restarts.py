@@ -1,0 +1,34 @@
+"""Starting `albert-keras finetune` again: after a refusal, after it finished."""
+
+import os
+
+from albert_test_case import task_file
+
+from albert_keras.cli import main
+
+
+def _args(out, dev):
+    args = ["finetune", "--task", "classify", "--init", "albert_tiny"]
+    args += ["--train", task_file("rt_sentiment", "train.jsonl"), "--dev", dev]
+    args += ["--output-dir", str(out), "--epochs", "1", "--max-seq-length", "32"]
+    args += ["--max-train-examples", "32", "--max-dev-examples", "32", "--no-export"]
+    return args + ["--no-jit"]
+
+
+def test_a_refused_run_does_not_block_the_corrected_command(tmp_path, capsys):
+    out = tmp_path / "run"
+    # A typo in the dev path: refused up front, naming the file.
+    assert main(_args(out, str(tmp_path / "dve.jsonl"))) == 2
+    assert "dve.jsonl" in capsys.readouterr().err
+    assert not os.path.exists(out / "run_settings.json")
+    # The corrected command trains (it was refused as "other settings").
+    good = _args(out, task_file("rt_sentiment", "dev.jsonl"))
+    assert main(good) == 0
+    assert "holds a run started with other settings" not in capsys.readouterr().err
+    # Finished: the same command does nothing; other flags are refused, not
+    # answered with the old run's metrics.
+    assert main(good) == 0
+    assert "holds this run, finished" in capsys.readouterr().out
+    assert main(good + ["--epochs", "2"]) == 2
+    error = capsys.readouterr().err
+    assert "epochs: 1 then, 2 now" in error and "--overwrite" in error
