@@ -89,3 +89,13 @@ def remove_worker_private_dir(directory: str) -> None:
             tf.io.gfile.rmtree(private)
     elif os.path.isdir(private):
         shutil.rmtree(private)
+
+
+def is_alone() -> bool:
+    """Whether this process runs alone: no `TF_CONFIG` task, one JAX process.
+
+    Example:
+    >>> is_alone()
+    True
+    """
+    return _tf_config_task()[0] in (None, "") and _jax_process()[1] == 1

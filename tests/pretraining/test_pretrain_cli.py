@@ -74,6 +74,13 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     assert main(args + ["--steps", "9", "--force-resume", "--no-jit"]) == 0
     assert "Resuming from step 6" in capsys.readouterr().out
     assert json.load(open(os.path.join(out, "metrics.json")))["global_step"] == 9
+    # Started again, the finished run changes nothing (its training time kept).
+    files = ("metrics.json", "pretrainer.keras", "vocab.model", "savedmodel")
+    before = {name: os.stat(os.path.join(out, name)).st_mtime_ns for name in files}
+    assert main(args + ["--steps", "9"]) == 0
+    assert "holds this run, finished (9 steps" in capsys.readouterr().out
+    after = {name: os.stat(os.path.join(out, name)).st_mtime_ns for name in files}
+    assert after == before
 
 
 def test_bad_arguments_are_clear(tmp_path, capsys):
@@ -180,6 +187,19 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     assert "Resuming from step 2" in capsys.readouterr().out
     assert os.path.getmtime(os.path.join(out, "data", "vocab.model")) == trained_at
     assert pieces(spm.SentencePieceProcessor(model_file=vocab_path)) == pieces(expected)
+    # The data is made once: other data flags or other text are refused, even
+    # with --force-resume (the run would go on with its old data).
+    for change, named in (
+        (["--dupe-factor", "3"], "dupe_factor: 2 then, 3 now"),
+        (["--held-out-every", "3"], "held_out_every: 4 then, 3 now"),
+        (["--vocab-size", "300"], "vocab_size: 400 then, 300 now"),
+    ):
+        assert main(args + ["--steps", "4", "--force-resume"] + change) == 2
+        assert named in capsys.readouterr().err
+    corpus.write_text(corpus.read_text(encoding="utf-8") + "\nMore.\n", "utf-8")
+    assert main(args + ["--steps", "4"]) == 2
+    error = capsys.readouterr().err
+    assert "input_sha256:" in error and "--init-checkpoint" in error
 
     # Continued (e.g. task-adaptive) pretraining on other text from that
     # pretrainer.keras: its vocabulary is found beside it, and with a zero
