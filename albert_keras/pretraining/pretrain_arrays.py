@@ -102,5 +102,20 @@ def array_datasets(args, train, held_out):
 
     eval_dataset = None
     if held_out is not None:
-        eval_dataset = PretrainingBatches(held_out, args.batch_size)
+        eval_dataset = PretrainingBatches(
+            held_out, args.batch_size, keep_partial=_one_device(args)
+        )
     return train_dataset, eval_dataset
+
+
+def _one_device(args) -> bool:
+    """Whether the job has one device (no split a batch must divide into)."""
+    import keras
+
+    if args.coordinator:
+        return False
+    if keras.backend.backend() != "jax":
+        return True
+    # Also without --distribution: its held-out figures are then those of a
+    # run split over the same devices.
+    return len(keras.distribution.list_devices()) == 1

@@ -18,10 +18,12 @@ class PretrainingBatches(keras.utils.PyDataset):
     batch computed from its index alone. Training batches go through the
     instances in a fresh seeded permutation at every pass, so batch `i` is the
     same in every run and a resumed run starts at `skip` without reading what
-    came before. Every batch has the same shape (the last partial batch of a
-    pass is dropped), as XLA on a TPU wants. In a multi-process JAX job each
-    process gets its rows of the global batch (Keras assembles the global
-    array).
+    came before. Training batches all have the same shape (the last partial
+    batch of a pass is dropped), as XLA on a TPU wants. A held-out pass
+    (`steps=None`) on one device can keep its last partial batch
+    (`keep_partial`), so every instance is scored as on TensorFlow; split
+    over devices, batches stay whole. In a multi-process JAX job each process
+    gets its rows of the global batch (Keras assembles the global array).
 
     Args:
         features: official feature name -> array with one row per instance.
@@ -29,6 +31,9 @@ class PretrainingBatches(keras.utils.PyDataset):
         steps: batches to serve, `None` for one pass in order (held-out sets).
         skip: batches already trained on (a resumed run), for training.
         seed: the permutation seed; `None` keeps the instances in order.
+        keep_partial: a held-out pass keeps its last partial batch (for a
+            job on one device: a batch split over devices must divide
+            evenly).
 
     Example:
     >>> n, length = 10, 8
@@ -44,18 +49,28 @@ class PretrainingBatches(keras.utils.PyDataset):
     >>> batches = PretrainingBatches(features, batch_size=4, steps=5, seed=0)
     >>> len(batches), batches[0][0]["token_ids"].shape
     (5, (4, 8))
+    >>> held_out = PretrainingBatches(features, batch_size=4, keep_partial=True)
+    >>> [x["token_ids"].shape[0] for x, y in held_out]
+    [4, 4, 2]
     """
 
-    def __init__(self, features, batch_size, steps=None, skip=0, seed=None):
+    def __init__(
+        self, features, batch_size, steps=None, skip=0, seed=None, keep_partial=False
+    ):
         super().__init__()
         self.features = {k: np.asarray(v) for k, v in features.items()}
         self.instances = len(self.features["input_ids"])
         self.batch_size = batch_size
-        self.per_pass = self.instances // batch_size
+        self.partial = keep_partial and steps is None
+        self.per_pass = (
+            self.instances + batch_size - 1 if self.partial else self.instances
+        ) // batch_size
         if self.per_pass == 0:
+            kind = "held-out " if steps is None else ""
             raise ValueError(
-                f"{self.instances} instances cannot fill one batch of {batch_size}: "
-                "use a smaller --batch-size, or more text (--input, --dupe-factor)."
+                f"{self.instances} {kind}instances cannot fill one batch of "
+                f"{batch_size}: use a smaller --batch-size, or more text (--input, "
+                "--dupe-factor)."
             )
         self.steps = self.per_pass if steps is None else steps
         self.skip = skip
@@ -68,7 +83,8 @@ class PretrainingBatches(keras.utils.PyDataset):
     def _rows(self, batch):
         """The instance rows of global batch number `batch`."""
         position = batch % self.per_pass
-        rows = np.arange(position * self.batch_size, (position + 1) * self.batch_size)
+        end = min((position + 1) * self.batch_size, self.instances)
+        rows = np.arange(position * self.batch_size, end)
         if self.seed is None:
             return rows
         epoch = batch // self.per_pass
