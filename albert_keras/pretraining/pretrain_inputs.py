@@ -357,11 +357,11 @@ def held_out_report(sizes: dict, metrics: dict | None = None):
         ]
     warnings = [
         f"held-out {name} on {count:,} {unit}: too few to compare runs (±"
-        f"{margin(accuracy, count):.3f} at 95%; {MIN_SAMPLE} or more give "
-        f"±{MAX_MARGIN} at most). Hold out more text: a smaller --held-out-every, "
-        "or more --eval-records (all of them: no --eval-steps)."
+        f"{margin(accuracy, count):.3f} at 95%, wider than ±{MAX_MARGIN}). Hold "
+        "out more text: a smaller --held-out-every, or more --eval-records (all "
+        "of them: no --eval-steps)."
         for name, accuracy, count, unit in scores
-        if count < MIN_SAMPLE
+        if margin(accuracy, count) > MAX_MARGIN
     ]
     return line, warnings
 

@@ -111,8 +111,14 @@ def test_held_out_accuracies_name_their_sample_and_its_margin():
     assert "MLM accuracy 0.110 on 2,000 masked predictions (±0.014 at 95%" in line
     assert "SOP accuracy 0.633 on 30 pairs (±0.172" in line
     (warning,) = warnings
-    assert "too few to compare runs (±0.172 at 95%; 385 or more" in warning
+    assert "too few to compare runs (±0.172 at 95%, wider than ±0.05)" in warning
     assert "--held-out-every" in warning
+    # The margin decides, not the count: 280 predictions at accuracy 0.1 give
+    # ±0.035, close enough (they were warned of as under 385).
+    few = {**sizes, "mlm_predictions": 280, "sop_pairs": MIN_SAMPLE}
+    assert held_out_report(few, {**metrics, "eval_mlm_accuracy": 0.1})[1] == []
+    (warning,) = held_out_report(few, {**metrics, "eval_mlm_accuracy": 0.5})[1]
+    assert "MLM accuracy on 280 masked predictions: too few" in warning
 
 
 def test_a_small_corpus_run_warns_of_both(tmp_path, capsys, monkeypatch):
