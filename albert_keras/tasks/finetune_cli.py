@@ -317,11 +317,9 @@ def run_finetune(args):
         jit_compile=not args.no_jit,
         export=not args.no_export,
     )
-    best = ", ".join(f"{k} {v:.4f}" for k, v in result["best"].items())
-    print(f"\nBest dev epoch {result['best_epoch']}: {best}")
+    print(f"\nBest dev epoch {result['best_epoch']}: {_scores(result['best'])}")
     for name, scores in result["baselines"].items():
-        text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
-        print(f"Baseline {name}: {text}")
+        print(f"Baseline {name}: {_scores(scores)}")
     for text in result.get("warnings", []):
         print(f"Warning: {text}")
     print(
@@ -334,3 +332,11 @@ def run_finetune(args):
         f"Predict new data: albert-keras predict --model {args.output_dir} --input FILE"
     )
     return 0
+
+
+def _scores(scores: dict) -> str:
+    """ "accuracy 0.8125, f1 0.8000"; huge numbers (SQuAD's answer-nothing
+    threshold) in short form."""
+    return ", ".join(
+        f"{k} {v:.4f}" if abs(v) < 1e6 else f"{k} {v:.3g}" for k, v in scores.items()
+    )
