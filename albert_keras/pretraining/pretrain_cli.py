@@ -8,6 +8,7 @@ reports MLM and SOP accuracy on held-out chapters next to a unigram baseline.
 from __future__ import annotations
 
 import os
+import sys
 
 from albert_keras.cli_help import DefaultsHelpFormatter
 from albert_keras.pretraining.pretrain_inputs import (
@@ -366,6 +367,14 @@ def _print_plan(args, config, devices, data_dir, sizes):
         flush=True,
     )
     report_data(args, data_dir, sizes)
+    if args.warmup_steps > args.steps:
+        print(
+            f"albert-keras pretrain: warning: --warmup-steps {args.warmup_steps} "
+            f"is more than --steps {args.steps}: the whole run warms up (the rate "
+            "peaks at the last step, with no decay); pass fewer --warmup-steps.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _training_options(args) -> dict:

@@ -156,7 +156,9 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     args += ["--batch-size", "4", "--steps-per-epoch", "2", "--save-every", "2"]
     args += ["--no-jit"]
     assert main(args + ["--steps", "2"]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "--warmup-steps 100 is more than --steps 2: the whole run" in captured.err
     assert "Held out 3 of 12 documents (every 4th)" in printed
     assert "Held-out documents: MLM accuracy" in printed
     metrics = json.load(open(os.path.join(out, "metrics.json")))
