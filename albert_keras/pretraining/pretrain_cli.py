@@ -281,7 +281,9 @@ def _refuse_other_data(folder, settings):
     from albert_keras.training.run_settings import SETTINGS_FILE
 
     recorded = read_json(os.path.join(folder, SETTINGS_FILE)) or {}
-    keys = ("input", "input_sha256", "vocab_size", "held_out_every", *_DATA_FLAGS)
+    # The text by its bytes: the same files under another path may go on
+    # (--input is then a training flag, --force-resume).
+    keys = ("input_sha256", "vocab_size", "held_out_every", *_DATA_FLAGS)
     changed = [
         f"{key}: {recorded[key]!r} then, {settings.get(key)!r} now"
         for key in keys
