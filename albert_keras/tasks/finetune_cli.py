@@ -323,7 +323,7 @@ def run_finetune(args):
     for text in result.get("warnings", []):
         print(f"Warning: {text}")
     print(
-        f"Wrote {args.output_dir}/best.keras, metrics.json, settings.json, "
+        f"In {args.output_dir}: best.keras, metrics.json, settings.json, "
         "curves.png, history.csv, logs/ (TensorBoard)"
         + (", dev_predictions.json, dev_null_odds.json" if args.task == "squad" else "")
         + ("" if args.no_export else ", savedmodel/")
