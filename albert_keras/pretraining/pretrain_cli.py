@@ -278,14 +278,14 @@ def _refuse_other_data(folder, settings):
     """The data a run made stays its data: other text or data flags are
     refused even with --force-resume (the run would go on with its old data)."""
     from albert_keras.atomic_files import read_json
-    from albert_keras.training.run_settings import SETTINGS_FILE
+    from albert_keras.training.run_settings import SETTINGS_FILE, describe_change
 
     recorded = read_json(os.path.join(folder, SETTINGS_FILE)) or {}
     # The text by its bytes: the same files under another path may go on
     # (--input is then a training flag, --force-resume).
     keys = ("input_sha256", "vocab_size", "held_out_every", *_DATA_FLAGS)
     changed = [
-        f"{key}: {recorded[key]!r} then, {settings.get(key)!r} now"
+        describe_change(key, recorded[key], settings.get(key))
         for key in keys
         if key in recorded and recorded[key] != settings.get(key)
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 
 from albert_keras.atomic_files import read_json, write_json
 
@@ -77,7 +78,7 @@ def check_run_settings(
     changes = []
     if recorded is not None and recorded != settings:
         changes = [
-            f"{key}: {recorded.get(key)!r} then, {settings.get(key)!r} now"
+            describe_change(key, recorded.get(key), settings.get(key))
             for key in sorted(set(recorded) | set(settings))
             if recorded.get(key) != settings.get(key)
         ]
@@ -109,6 +110,22 @@ def record_run_settings(folder: str, settings: dict) -> None:
     settings = _plain_json(settings)
     if read_json(path) != settings:
         write_json(path, settings)
+
+
+def describe_change(key, then, now) -> str:
+    """ "seed: 1 then, 2 now"; for a file fingerprint, that its bytes changed.
+
+    Example:
+    >>> describe_change("train", "a" * 64, "b" * 64)
+    'train: other contents (SHA-256 aaaaaaaa then, bbbbbbbb now)'
+    """
+    fingerprints = [v for v in (then, now) if isinstance(v, str) and _SHA256(v)]
+    if len(fingerprints) == 2:
+        return f"{key}: other contents (SHA-256 {then[:8]} then, {now[:8]} now)"
+    return f"{key}: {then!r} then, {now!r} now"
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}").fullmatch
 
 
 def _plain_json(settings: dict) -> dict:

@@ -201,7 +201,8 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, c
     corpus.write_text(corpus.read_text(encoding="utf-8") + "\nMore.\n", "utf-8")
     assert main(args + ["--steps", "4"]) == 2
     error = capsys.readouterr().err
-    assert "input_sha256:" in error and "--init-checkpoint" in error
+    assert "input_sha256: other contents (SHA-256 " in error
+    assert "--init-checkpoint" in error
 
     # Continued (e.g. task-adaptive) pretraining on other text from that
     # pretrainer.keras: its vocabulary is found beside it, and with a zero

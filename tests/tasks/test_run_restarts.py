@@ -32,3 +32,10 @@ def test_a_refused_run_does_not_block_the_corrected_command(tmp_path, capsys):
     assert main(good + ["--epochs", "2"]) == 2
     error = capsys.readouterr().err
     assert "epochs: 1 then, 2 now" in error and "--overwrite" in error
+    # Other data: named as other contents, not as two bare hashes.
+    other = tmp_path / "dev.jsonl"
+    other.write_text(
+        open(task_file("rt_sentiment", "dev.jsonl")).read()[:2000].rsplit("\n", 1)[0]
+    )
+    assert main(_args(out, str(other))) == 2
+    assert "dev: other contents (SHA-256 " in capsys.readouterr().err
