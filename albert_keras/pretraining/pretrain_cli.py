@@ -22,6 +22,11 @@ from albert_keras.pretraining.pretrain_inputs import (
     run_vocabulary,
     stats_path,
 )
+from albert_keras.pretraining.pretrain_settings import (
+    check_pretrain_settings,
+    finished_run,
+    mark_finished,
+)
 
 
 def add_parsers(subparsers):
@@ -74,7 +79,6 @@ def run_pretrain(args):
 def _run_pretrain(args):
     import keras
 
-    from albert_keras.atomic_files import write_json
     from albert_keras.models.albert_distribution import (
         albert_distribution,
         check_model_shards,
@@ -90,8 +94,8 @@ def _run_pretrain(args):
     keras.utils.set_random_seed(args.seed)  # data order, masking and weights
     output_dir = args.output_dir
     config = _named_config(args)
-    settings = _check_settings(args)
-    if _finished(args):
+    settings = check_pretrain_settings(args)
+    if finished_run(args):
         return 0
     # Each process of a multi-process job makes its own copy of the data
     # (the same, from the same seed): the chief in the run, the others in
@@ -141,29 +145,8 @@ def _run_pretrain(args):
             f"Wrote {output_dir}/pretrainer.keras, {written[0]}, {written[1]}"
             "curves.png, history.csv, logs/ (TensorBoard), checkpoints/"
         )
-        write_json(os.path.join(output_dir, RUN_STATE), {"finished_steps": args.steps})
+        mark_finished(args)
     return 0
-
-
-RUN_STATE = "run_state.json"  # written last: the run and its outputs are whole
-
-
-def _finished(args) -> bool:
-    """Whether the folder holds this run finished (a process alone): then
-    nothing is redone or rewritten."""
-    from albert_keras.atomic_files import read_json
-    from albert_keras.training.worker_files import is_alone
-
-    state = read_json(os.path.join(args.output_dir, RUN_STATE)) or {}
-    if state.get("finished_steps") != args.steps or not is_alone():
-        return False  # more --steps (with --force-resume) train on
-    print(
-        f"{args.output_dir} holds this run, finished ({args.steps} steps; see "
-        "metrics.json): nothing to do. Train on with more --steps and "
-        "--force-resume, or use another --output-dir.",
-        flush=True,
-    )
-    return True
 
 
 def _start_jax_processes(args):
@@ -250,70 +233,6 @@ def _datasets(args, data_dir, inputs, held, vocab):
 
     check_array_inputs(args, vocab)
     return array_datasets(args, *run_arrays(args, data_dir, inputs, held, vocab))
-
-
-def _check_settings(args):
-    """The run's settings; refuses to resume a run started with other training
-    or data flags, or on other input text (see `check_run_settings`;
-    --force-resume goes on after other training flags)."""
-    from albert_keras.training.run_settings import check_run_settings
-
-    names = (
-        "batch_size max_seq_length max_predictions_per_seq seed steps warmup_steps "
-        "learning_rate weight_decay optimizer preset config input records vocab "
-        "init_checkpoint vocab_size held_out_every eval_records eval_steps"
-    ).split()
-    settings = {name: getattr(args, name, None) for name in names}
-    if args.records is None:  # the run makes its data: from what, and how
-        settings.update({name: getattr(args, name) for name in _DATA_FLAGS})
-        settings["input_sha256"] = _input_fingerprint(args.input)
-    _refuse_other_data(args.output_dir, settings)
-    check_run_settings(
-        args.output_dir, settings, args.force_resume, start_over=None, record=False
-    )
-    return settings
-
-
-def _refuse_other_data(folder, settings):
-    """The data a run made stays its data: other text or data flags are
-    refused even with --force-resume (the run would go on with its old data)."""
-    from albert_keras.atomic_files import read_json
-    from albert_keras.training.run_settings import SETTINGS_FILE, describe_change
-
-    recorded = read_json(os.path.join(folder, SETTINGS_FILE)) or {}
-    # The text by its bytes: the same files under another path may go on
-    # (--input is then a training flag, --force-resume).
-    keys = ("input_sha256", "vocab_size", "held_out_every", *_DATA_FLAGS)
-    changed = [
-        describe_change(key, recorded[key], settings.get(key))
-        for key in keys
-        if key in recorded and recorded[key] != settings.get(key)
-    ]
-    if changed:
-        raise ValueError(
-            f"{folder} holds a run whose data was made from other text or flags "
-            f"({'; '.join(changed)}); its data does not change on a restart, "
-            "--force-resume included. Use another --output-dir (add "
-            f"--init-checkpoint {os.path.join(folder, 'pretrainer.keras')} to go "
-            "on from this run's model)."
-        )
-
-
-def _input_fingerprint(inputs):
-    """SHA-256 over the --input files' bytes, in order; None: the embedded corpus."""
-    if not inputs:
-        return None
-    from albert_keras.pretraining.text_documents import expand_inputs
-    from albert_keras.training.run_settings import file_fingerprint
-
-    return file_fingerprint([file_fingerprint(p) for p in expand_inputs(inputs)])
-
-
-# The flags that change the data a run makes (not how fast it is made).
-_DATA_FLAGS = (
-    "lowercase masked_lm_prob short_seq_prob dupe_factor ngram do_whole_word_mask "
-    "random_next_sentence split_sentences"
-).split()
 
 
 def _named_config(args):
