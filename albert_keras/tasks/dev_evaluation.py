@@ -6,6 +6,7 @@ import keras
 import numpy as np
 
 from albert_keras.tasks import metrics as task_metrics
+from albert_keras.training.score_text import score_text
 
 
 def classification_scores(labels, logits, num_classes) -> dict:
@@ -65,5 +66,4 @@ class DevEvaluation(keras.callbacks.Callback):
         if logs is not None:
             logs.update({f"val_{k}": v for k, v in scores.items()})
         if self.verbose:
-            text = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
-            print(f"epoch {epoch + 1} dev: {text}", flush=True)
+            print(f"epoch {epoch + 1} dev: {score_text(scores)}", flush=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras.cli_help import DefaultsHelpFormatter, rate_or_auto
+from albert_keras.training.score_text import score_text
 
 TASKS = ("classify", "pair", "regress", "choice", "squad")
 
@@ -317,9 +318,9 @@ def run_finetune(args):
         jit_compile=not args.no_jit,
         export=not args.no_export,
     )
-    print(f"\nBest dev epoch {result['best_epoch']}: {_scores(result['best'])}")
+    print(f"\nBest dev epoch {result['best_epoch']}: {score_text(result['best'])}")
     for name, scores in result["baselines"].items():
-        print(f"Baseline {name}: {_scores(scores)}")
+        print(f"Baseline {name}: {score_text(scores)}")
     for text in result.get("warnings", []):
         print(f"Warning: {text}")
     print(
@@ -332,11 +333,3 @@ def run_finetune(args):
         f"Predict new data: albert-keras predict --model {args.output_dir} --input FILE"
     )
     return 0
-
-
-def _scores(scores: dict) -> str:
-    """ "accuracy 0.8125, f1 0.8000"; huge numbers (SQuAD's answer-nothing
-    threshold) in short form."""
-    return ", ".join(
-        f"{k} {v:.4f}" if abs(v) < 1e6 else f"{k} {v:.3g}" for k, v in scores.items()
-    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from albert_keras.cli_help import DefaultsHelpFormatter
+from albert_keras.training.score_text import score_text
 
 
 def add_parser(subparsers):
@@ -115,12 +116,7 @@ def run_predict(args):
         which = "of the run's label set " if result["warnings"] else ""
         print(f"No label {which}in the input: predictions only.")
     else:
-        text = ", ".join(f"{k} {_number(v)}" for k, v in result["metrics"].items())
+        text = score_text(result["metrics"])
         scored = f" ({result['labelled']} scored)" if result["warnings"] else ""
         print(f"{result['task']['class']} metrics{scored}: {text}")
     return 0
-
-
-def _number(value):
-    """4 decimals; a SQuAD threshold of -3.4e38 (answer nothing) short."""
-    return f"{value:.4f}" if abs(value) < 1e9 else f"{value:.4g}"

@@ -7,6 +7,8 @@ import time
 
 import keras
 
+from albert_keras.training.score_text import score_text
+
 
 class ProgressLines(keras.callbacks.Callback):
     """One plain line every `interval` seconds, and one per epoch.
@@ -57,7 +59,8 @@ class ProgressLines(keras.callbacks.Callback):
         self._last = now
         steps = self.params.get("steps")
         per_step = (now - self._start) / (batch + 1)
-        parts = _numbers(logs, ("loss",)) + [f"{per_step:.3g} s/step"]
+        loss = score_text(logs, ("loss",))
+        parts = ([loss] if loss else []) + [f"{per_step:.3g} s/step"]
         if steps:
             parts.append(f"{_duration(per_step * (steps - batch - 1))} left")
         head = f"{self._epoch_name()} step {batch + 1}/{steps or '?'}"
@@ -66,7 +69,7 @@ class ProgressLines(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         seconds = time.perf_counter() - self._start
         head = f"{self._epoch_name()} done in {_duration(seconds)}"
-        numbers = ", ".join(_numbers(logs))
+        numbers = score_text(logs)
         self._write(f"{head}: {numbers}" if numbers else head)
 
 
@@ -88,18 +91,6 @@ def progress_output(verbose="auto", interval: float = 30.0):
         return verbose, []
     interactive = "ipykernel" in sys.modules or sys.stdout.isatty()
     return (1, []) if interactive else (0, [ProgressLines(interval)])
-
-
-def _numbers(logs, keys=None) -> list[str]:
-    """["loss 0.5012", ...]: the numbers in `logs` (only `keys`, if given)."""
-    parts = []
-    for key, value in (logs or {}).items():
-        if keys is None or key in keys:
-            try:
-                parts.append(f"{key} {float(value):.4f}")
-            except (TypeError, ValueError):
-                continue
-    return parts
 
 
 def _duration(seconds: float) -> str:

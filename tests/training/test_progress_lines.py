@@ -58,3 +58,19 @@ def test_auto_is_the_keras_bar_on_a_terminal_and_lines_elsewhere(monkeypatch):
     assert progress_output("auto") == (1, [])
     for verbose in (0, 1, 2):  # what the caller asked for, as it is
         assert progress_output(verbose) == (verbose, [])
+
+
+def test_figures_are_written_one_way_everywhere():
+    """Progress lines, dev lines, finetune and predict share `score_text`:
+    SQuAD's answer-nothing threshold (the lowest float32) is short, not a
+    39-digit number, and what is not a number is left out."""
+    from albert_keras.training.score_text import score_text
+
+    logs = {"val_f1": 0.5, "val_best_f1_thresh": -3.4028234663852886e38, "x": "a"}
+    assert score_text(logs) == "val_f1 0.5000, val_best_f1_thresh -3.403e+38"
+    out = io.StringIO()
+    lines = ProgressLines(stream=out)
+    lines.set_params({"epochs": 1})
+    lines.on_epoch_begin(0)
+    lines.on_epoch_end(0, logs)
+    assert out.getvalue().split(": ", 1)[1] == score_text(logs) + "\n"
