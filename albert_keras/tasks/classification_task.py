@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import keras
@@ -227,21 +226,10 @@ class ClassificationTask(Task):
 
         return AlbertTextModel(model, tokenizer, self.config.sequence_length)
 
-    def write_predictions(self, model, data, dataset, output, record):
-        """A JSON line per example, as `Task.write_predictions`; the metrics
-        of the examples whose label is in the label set (None if none is)."""
-        from albert_keras.atomic_files import atomic_write
-
-        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
-        with atomic_write(output) as f:
-            for example, row in zip(data.examples, logits, strict=True):
-                line = {"line": example["line"], **self.prediction(row)}
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        scored = [i for i, e in enumerate(data.examples) if e["label"] is not None]
-        if not scored:
-            return {"metrics": None}
-        labels = np.asarray([data.examples[i]["label"] for i in scored])
-        return {"metrics": self.metrics(labels, logits[scored])}
+    def scored(self, data):
+        """The examples with a label in the label set (a file may mix them
+        with unlabelled ones, or ones whose label is not the run's)."""
+        return [i for i, e in enumerate(data.examples) if e["label"] is not None]
 
     def prediction(self, logits):
         if self.regression:

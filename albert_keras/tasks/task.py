@@ -95,7 +95,8 @@ class Task:
 
     def write_predictions(self, model, data, dataset, output, record) -> dict:
         """Predicts `data`, writes `output` (a JSON line per example, made by
-        `prediction`), returns the metrics where every example has a label."""
+        `prediction`), returns the metrics of the `scored` examples (None if
+        none is)."""
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
         from albert_keras.atomic_files import atomic_write
 
@@ -103,8 +104,17 @@ class Task:
             for example, row in zip(data.examples, logits, strict=True):
                 line = {"line": example["line"], **self.prediction(row)}
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        known = all(e["label"] is not None for e in data.examples)
-        return {"metrics": self.metrics(data.labels(), logits) if known else None}
+        scored = self.scored(data)
+        if not scored:
+            return {"metrics": None}
+        labels = np.asarray([data.examples[i]["label"] for i in scored])
+        return {"metrics": self.metrics(labels, logits[scored])}
+
+    def scored(self, data) -> list[int]:
+        """The examples predictions are scored on: all, where all have a label."""
+        if all(e["label"] is not None for e in data.examples):
+            return list(range(len(data.examples)))
+        return []
 
     def prediction(self, logits) -> dict:
         """What one example's prediction line says, from its logits."""
