@@ -12,13 +12,6 @@ from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.official_layout import model_heads
 
 
-def is_keras_file(path) -> bool:
-    """Whether `path` is an existing `.keras` file."""
-    return isinstance(path, (str, os.PathLike)) and (
-        os.path.isfile(path) and os.fspath(path).endswith(".keras")
-    )
-
-
 def read_keras_file(path, dtype=None):
     """The albert-keras model saved in `path` (a text model's task model).
 

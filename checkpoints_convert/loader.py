@@ -28,7 +28,6 @@ from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.hf_checkpoint_reader import HFCheckpointReader, is_hf_folder
 from checkpoints_convert.keras_file_loader import (
     as_model_class,
-    is_keras_file,
     keras_file_report,
     read_keras_file,
 )
@@ -42,7 +41,11 @@ from checkpoints_convert.official_layout import (
     official_groups,
     official_weights,
 )
-from checkpoints_convert.preset_sources import is_release_tar, unpacked
+from checkpoints_convert.preset_sources import (
+    is_keras_file,
+    is_release_tar,
+    unpacked,
+)
 
 logger = logging.getLogger(__name__)
 

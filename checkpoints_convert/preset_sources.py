@@ -125,7 +125,7 @@ def source_kind(path) -> str:
     'official_tar'
     """
     path = os.fspath(path)
-    if os.path.isfile(path) and path.endswith(".keras"):
+    if is_keras_file(path):
         return "keras"
     if is_release_tar(path):
         return "official_tar"
@@ -157,6 +157,13 @@ def _unknown_kind(path):
         f"Cannot tell what {path!r} is: found {found}. Expected "
         + "; ".join(KINDS.values())
         + ", or a preset name."
+    )
+
+
+def is_keras_file(path) -> bool:
+    """Whether `path` is an existing `.keras` file."""
+    return isinstance(path, (str, os.PathLike)) and (
+        os.path.isfile(path) and os.fspath(path).endswith(".keras")
     )
 
 
