@@ -13,6 +13,7 @@ import os
 
 from albert_keras.atomic_files import read_json, write_json
 from albert_keras.training.run_settings import (
+    RUN_STATE,
     SETTINGS_FILE,
     check_run_settings,
     describe_change,
@@ -76,9 +77,6 @@ _DATA_FLAGS = (
     "lowercase masked_lm_prob short_seq_prob dupe_factor ngram do_whole_word_mask "
     "random_next_sentence split_sentences"
 ).split()
-
-
-RUN_STATE = "run_state.json"  # written last: the run and its outputs are whole
 
 
 def finished_run(args) -> bool:

@@ -12,12 +12,12 @@ import os
 import shutil
 
 from albert_keras.atomic_files import read_json, write_json
+from albert_keras.training.run_settings import RUN_STATE, SETTINGS_FILE
 
-RUN_STATE = "run_state.json"  # written last: the run finished
 # The files of a run: what --overwrite removes.
 RUN_FILES = (
     RUN_STATE,
-    "run_settings.json",
+    SETTINGS_FILE,
     "best.keras",
     "metrics.json",
     "settings.json",

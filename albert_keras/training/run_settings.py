@@ -10,6 +10,8 @@ import re
 from albert_keras.atomic_files import read_json, write_json
 
 SETTINGS_FILE = "run_settings.json"
+# Written last by a fine-tuning or pretraining run: it finished, files and all.
+RUN_STATE = "run_state.json"
 
 
 class SettingsChanged(ValueError):
