@@ -1,6 +1,6 @@
 """Rewrite tests/data from the project's larger shared corpora (not run by tests).
 
-    python tests/data/make_fixtures.py [--shared-dir ../shared/data]
+    python tests/data/make_fixtures.py [--shared-dir DATA]  (else $ALBERT_KERAS_DATA)
 
 Every slice is deterministic (the first records or documents of a file), so the
 same shared data always gives the same fixtures. See tests/data/README.md for
@@ -118,11 +118,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--shared-dir",
-        default=os.path.join(REPO, "..", "shared", "data"),
+        default=os.environ.get("ALBERT_KERAS_DATA")
+        or os.path.join(REPO, "..", "shared", "data"),
         help="the shared data folder (pretrain/ and tasks/); default: "
-        "../shared/data beside the repository",
+        "$ALBERT_KERAS_DATA, else ../shared/data beside the repository (as the "
+        "benchmarks)",
     )
     args = parser.parse_args()
+    for part in ("pretrain", "tasks"):
+        if not os.path.isdir(os.path.join(args.shared_dir, part)):
+            parser.error(
+                f"{args.shared_dir!r} has no {part}/ folder: pass --shared-dir "
+                "(or set ALBERT_KERAS_DATA) to the shared data folder. The tests "
+                "need none of it: they use the fixtures already in tests/data."
+            )
     os.makedirs(os.path.join(HERE, "pretrain"), exist_ok=True)
     write_pretrain(
         os.path.join(args.shared_dir, "pretrain"), os.path.join(HERE, "pretrain")
