@@ -220,6 +220,7 @@ def plan_jobs(args) -> list[dict]:
             inject_failure=bool(
                 args.inject_failure and args.inject_failure in job["name"]
             ),
+            inject_hang=args.inject_hang,
         )
     return jobs
 
@@ -303,7 +304,7 @@ def run_worker(job: dict, timeout: float, env: dict) -> dict:
 
 def with_rates(job: dict, result: dict) -> dict:
     """The job, its worker's result and the rates derived from ms per step."""
-    entry = {k: v for k, v in job.items() if k not in ("inject_failure",)}
+    entry = {k: v for k, v in job.items() if not k.startswith("inject_")}
     entry.update(result)
     ms = result.get("ms_per_step")
     if entry["status"] == "ok" and ms and job["workload"]:
@@ -495,6 +496,8 @@ def worker_main(job: dict) -> None:
         sys.modules["tensorflow"] = None  # as on a GPU machine without it
     if job["inject_failure"]:
         raise RuntimeError(f"injected failure (--inject-failure) in {job['name']}")
+    while job.get("inject_hang"):  # until --job-timeout kills it
+        time.sleep(1)
     apply_variant(job.get("variant"))
     start = time.perf_counter()
     result = runner_of(job["impl"])(job)
@@ -1066,6 +1069,7 @@ def parse_args(argv=None):
         help="do not share JAX's compilation cache between the workers",
     )
     p.add_argument("--inject-failure", help=argparse.SUPPRESS)
+    p.add_argument("--inject-hang", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.steps_per_execution is None:

@@ -119,9 +119,11 @@ def test_a_failing_worker_is_recorded_and_the_run_goes_on(tmp_path):
     assert "injected failure" in failed["stderr_tail"]
     assert "injected failure" in result.stdout  # the progress line
     assert "keras-hub" in result.stdout and "ours / X" in result.stdout
-    # A worker past --job-timeout is killed and recorded; past the budget,
-    # nothing starts.
-    _, report = run_bench(out, "--jobs", "base-infer-128/ours", "--job-timeout", "1")
+    # A worker past --job-timeout is killed and recorded (the workers hang, so
+    # however fast the machine, both run past it); past the budget, nothing
+    # starts.
+    args = ("--jobs", "base-infer-128/ours", "--job-timeout", "1", "--inject-hang")
+    _, report = run_bench(out, *args)
     assert [job["status"] for job in report["jobs"]] == ["timeout", "timeout"]
     assert "killed after 1 s" in report["jobs"][0]["stderr_tail"]
     _, report = run_bench(out, "--jobs", "base-infer-128", "--budget-seconds", "0")
