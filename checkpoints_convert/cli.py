@@ -206,6 +206,7 @@ def _with_tokenizer(model, vocab, args):
     from albert_keras.models import with_tokenizer
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.conversion_error import ConversionError
+    from checkpoints_convert.hf_sentencepiece_files import vocabulary_lowercase
 
     if vocab is None:
         raise ConversionError(
@@ -213,8 +214,11 @@ def _with_tokenizer(model, vocab, args):
             "the checkpoint or in its assets/ (30k-clean.model, vocab_chinese.txt, "
             "any *.model). Pass it with --vocab."
         )
-    tokenizer = load_tokenizer(vocab)  # SentencePiece or WordPiece, by content
-    _log(f"tokenizer: {vocab}")
+    # SentencePiece or WordPiece, by content; cased as a transformers folder
+    # says, else as the vocabulary was made.
+    lowercase = vocabulary_lowercase(vocab)
+    tokenizer = load_tokenizer(vocab, lowercase=lowercase)
+    _log(f"tokenizer: {vocab} (lowercase={lowercase})")
     options = {}
     if args.model in ("span_qa", "squad_v2"):
         # The official run_squad defaults (64 question tokens), shortened
@@ -274,8 +278,9 @@ def _to_hf(args):
     config = os.path.join(args.output, HF_TOKENIZER_CONFIG)
     if os.path.isfile(config):
         with open(config, encoding="utf-8") as f:
-            lowercase = json.load(f)["do_lower_case"]
-        _log(f"tokenizer: vocab.txt as BertTokenizer, do_lower_case={lowercase}")
+            told = json.load(f)
+        kind, lowercase = told["tokenizer_class"], told["do_lower_case"]
+        _log(f"tokenizer: {kind}, do_lower_case={lowercase}")
 
 
 def _to_keras_hub(args):

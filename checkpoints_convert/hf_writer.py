@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -12,6 +11,11 @@ from albert_keras.tokenizers.vocabulary_files import WORDPIECE_SPECIALS
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
 from checkpoints_convert.hf_names import HF_WITHOUT_POOLER, hf_config_dict, hf_key
+from checkpoints_convert.hf_sentencepiece_files import (
+    HF_TOKENIZER_CONFIG,
+    cased,
+    write_hf_sentencepiece,
+)
 from checkpoints_convert.name_row import TRANSPOSE
 from checkpoints_convert.official_layout import (
     backbone_of,
@@ -19,8 +23,6 @@ from checkpoints_convert.official_layout import (
     official_weights,
 )
 from checkpoints_convert.safetensors_file import SafetensorsFile
-
-HF_TOKENIZER_CONFIG = "tokenizer_config.json"
 
 # Our head parts -> the transformers class with the same head.
 _ARCHITECTURES = {
@@ -55,10 +57,10 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
     Args:
         model: `AlbertBackbone` or a task model (sharing "all" or "none").
         folder: created if needed.
-        vocab: optional SentencePiece model (written as `spiece.model`) or
-            WordPiece `vocab.txt` (written as `vocab.txt` with a
-            `BertTokenizer` config).
-        lowercase: a WordPiece vocabulary's `do_lower_case`; default: as the
+        vocab: optional SentencePiece model (written as `spiece.model` with
+            `AlbertTokenizer` files) or WordPiece `vocab.txt` (written as
+            `vocab.txt` with a `BertTokenizer` config).
+        lowercase: the tokenizer's `do_lower_case`; default: as the
             vocabulary was made (see `write_hf_vocabulary`).
 
     Returns:
@@ -117,8 +119,10 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
 def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
     """Puts a vocabulary in a transformers folder; returns the file written.
 
-    A SentencePiece model becomes `spiece.model` (transformers'
-    `AlbertTokenizer`, the default of an ALBERT folder). A WordPiece
+    A SentencePiece model becomes `spiece.model`, with the
+    `tokenizer_config.json` and `tokenizer.json` of transformers'
+    `AlbertTokenizer` that give our tokenizer's ids, cased models included
+    (`write_hf_sentencepiece`). A WordPiece
     `vocab.txt` (`albert-keras vocab --kind wordpiece`, a `*_zh` release's
     `vocab_chinese.txt`) becomes `vocab.txt`, in the ids our tokenizer gives
     (a repeated line takes no id), with a `tokenizer_config.json` naming
@@ -128,9 +132,11 @@ def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
     Args:
         folder: the transformers folder.
         vocab: path of the vocabulary; its kind is told by its content.
-        lowercase: WordPiece `do_lower_case` (with accent stripping). None:
-            False where a token other than `[...]` specials has an upper-case
-            letter (a vocabulary made cased), else True (made lowercased).
+        lowercase: `do_lower_case` (WordPiece: with accent stripping;
+            SentencePiece always strips accents). None: as the vocabulary
+            was made: WordPiece False where a token other than `[...]`
+            specials has an upper-case letter, else True; SentencePiece as
+            `made_lowercased` tells.
         max_length: the tokenizer's `model_max_length`.
 
     Example:
@@ -147,12 +153,10 @@ def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
             f"Cannot write the vocabulary to {folder!r}: {e}"
         ) from None
     if not isinstance(tokenizer, AlbertWordPieceTokenizer):
-        target = os.path.join(folder, "spiece.model")
-        shutil.copyfile(vocab, target)
-        return target
+        return write_hf_sentencepiece(folder, vocab, lowercase, max_length)
     tokenizer.save_assets(folder)  # vocab.txt
     if lowercase is None:
-        lowercase = not any(_cased(token) for token in tokenizer.vocabulary)
+        lowercase = not any(cased(token) for token in tokenizer.vocabulary)
     config = {
         "tokenizer_class": "BertTokenizer",
         "do_lower_case": bool(lowercase),
@@ -166,9 +170,3 @@ def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     return os.path.join(folder, "vocab.txt")
-
-
-def _cased(token):
-    """Whether a vocabulary token holds an upper-case letter (specials apart)."""
-    special = token.startswith("[") and token.endswith("]")
-    return not special and token != token.lower()

@@ -147,6 +147,14 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     field: an activation other than the tanh GELU, `sharing` "attention" or
     "ffn", groups that do not divide the layers, two dropout rates.
 
+    keras-hub's `AlbertTokenizer` runs SentencePiece on the raw text and has
+    no option to do the official `preprocess_text` first: it keeps accents
+    ("é" is not "e"), and it does not lowercase, where a lowercased model (the
+    releases) needs it. Its ids equal ours only on text that step leaves as
+    it is, so with `vocab` a `UserWarning` says so; feed it
+    `albert_keras.tokenizers.sentencepiece_text.preprocess_text(text,
+    lowercase)` for our ids.
+
     Args:
         model: `AlbertBackbone` or a task model over one.
         folder: the preset folder; replaced if it exists.
@@ -166,6 +174,8 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     folder = os.fspath(folder)
     hub = to_keras_hub_backbone(model, dtype=dtype)
+    if vocab is not None:
+        _warn_tokenizer_differs(vocab)
     task = to_keras_hub_task(model, hub, vocab)
     tokenizer = None
     if vocab is not None and task is None:
@@ -178,3 +188,23 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     os.makedirs(os.path.dirname(os.path.abspath(folder)), exist_ok=True)
     return save_atomically(folder, save)
+
+
+def _warn_tokenizer_differs(vocab):
+    """The `UserWarning` of `save_keras_hub_preset`: keras-hub's tokenizer
+    skips the official preprocessing."""
+    import warnings
+
+    from checkpoints_convert.hf_sentencepiece_files import vocabulary_lowercase
+
+    lowercase = vocabulary_lowercase(vocab)
+    skipped = "lowercase or drop accents" if lowercase else "drop accents"
+    warnings.warn(
+        f"keras-hub's AlbertTokenizer does not {skipped} as albert_keras's "
+        f"tokenizer does for {os.fspath(vocab)!r} (keras-hub has no such "
+        "option), so text with "
+        f"{'capitals or ' if lowercase else ''}accents gets other ids there. "
+        "For equal ids, pass keras-hub's tokenizer albert_keras.tokenizers."
+        f"sentencepiece_text.preprocess_text(text, {lowercase}) instead of text.",
+        stacklevel=3,
+    )

@@ -158,7 +158,9 @@ def test_cli_writes_a_text_models_sentencepiece_model(tmp_path):
     from albert_keras.tokenizers import AlbertTokenizer
 
     classifier = AlbertClassifier(AlbertBackbone(dict(TINY, vocab_size=8000)), 2)
-    text_model = AlbertTextModel(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)
+    # Cased on purpose: the text model's tokenizer, not the pieces, says so.
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH, lowercase=False)
+    text_model = AlbertTextModel(classifier, tokenizer, 16)
     text_model.save(tmp_path / "text.keras")
     out = tmp_path / "hf"
     assert (
@@ -169,9 +171,13 @@ def test_cli_writes_a_text_models_sentencepiece_model(tmp_path):
         "config.json",
         "model.safetensors",
         "spiece.model",
+        "tokenizer.json",
+        "tokenizer_config.json",
     ]
     with open(SPM_MODEL_PATH, "rb") as f:
         assert (out / "spiece.model").read_bytes() == f.read()
+    with open(out / "tokenizer_config.json", encoding="utf-8") as f:
+        assert json.load(f)["do_lower_case"] is False
     back = load_official_checkpoint(str(out), model="classifier")
     assert back.conversion_report.vocab_path == str(out / "spiece.model")
 

@@ -106,14 +106,18 @@ def test_lowercasing_follows_the_vocabulary_and_the_text_model(tmp_path):
     assert convert([str(tmp_path / "text.keras"), "--to-hf", "--output", str(out)]) == 0
     assert _tokenizer_config(out)["do_lower_case"] is False
     assert (out / "vocab.txt").read_bytes() == (tmp_path / "vocab.txt").read_bytes()
-    # A SentencePiece model still goes to spiece.model, with no BERT config.
+    # A SentencePiece model still goes to spiece.model, with its own
+    # tokenizer files (test_tokenizer_parity.py), no BERT config.
     spm = AlbertBackbone(AlbertConfig.from_preset("albert_tiny", vocab_size=8000))
     save_hf_checkpoint(spm, tmp_path / "spm", vocab=SPM_MODEL_PATH)
     assert sorted(os.listdir(tmp_path / "spm")) == [
         "config.json",
         "model.safetensors",
         "spiece.model",
+        "tokenizer.json",
+        "tokenizer_config.json",
     ]
+    assert _tokenizer_config(tmp_path / "spm")["do_lower_case"] is True
     with open(SPM_MODEL_PATH, "rb") as f:
         assert (tmp_path / "spm" / "spiece.model").read_bytes() == f.read()
     # A vocabulary that is neither is refused before any weight is written.
