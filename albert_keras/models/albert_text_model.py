@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from albert_keras.tokenizers.albert_packer import AlbertPacker
@@ -98,9 +99,22 @@ class AlbertTextModel(keras.Model):
         """`keras.Model.predict` that also takes lists of strings.
 
         Pairs go as a dict `{"text_a": [...], "text_b": [...]}` (a tuple would
-        be read as (x, y) by Keras).
+        be read as (x, y) by Keras). An empty batch gives empty outputs; inputs
+        of different batch sizes are refused by name.
         """
-        return super().predict(self._as_tensors(x), *args, **kwargs)
+        x = self._as_tensors(x)
+        named = x.items() if isinstance(x, dict) else enumerate(keras.tree.flatten(x))
+        sizes = {key: t.shape[0] for key, t in named if _is_batch(t)}
+        if len(set(sizes.values())) > 1:
+            received = ", ".join(f"{key}: {size}" for key, size in sizes.items())
+            raise ValueError(
+                "The inputs must hold as many texts each (text_a and text_b, "
+                "context and options, question and context): they are paired "
+                f"row by row. Received: {received}."
+            )
+        if 0 in sizes.values():  # Keras' predict fails on no batch at all
+            return keras.tree.map_structure(np.asarray, self(x))
+        return super().predict(x, *args, **kwargs)
 
     @staticmethod
     def _two_inputs(inputs, first, second, what):
@@ -265,3 +279,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     else:
         text_model = AlbertTextModel
     return text_model(task_model, tokenizer, sequence_length, **kwargs)
+
+
+def _is_batch(value):
+    """Whether `value` is an array or tensor of texts (not a tf.data.Dataset)."""
+    return len(getattr(value, "shape", ())) > 0

@@ -1,0 +1,75 @@
+"""`predict` of the text-in models on the bad input their calls take (serving.md,
+run-safety.md: "Bad input never fails, in Python or in the SavedModel").
+
+An empty batch predicts nothing instead of Keras' UnboundLocalError, and two
+batches that do not pair up are refused by name instead of Keras'
+AttributeError.
+"""
+
+import numpy as np
+import pytest
+from albert_test_case import micro_config
+
+from albert_keras import AlbertBackbone, AlbertClassifier
+from albert_keras.models import AlbertMultipleChoice, AlbertSquadV2, with_tokenizer
+from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tokenizers import AlbertTokenizer
+
+
+@pytest.fixture(scope="module")
+def models():
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    config = micro_config(vocab_size=8000, max_position_embeddings=64)
+    return {
+        "pairs": with_tokenizer(
+            AlbertClassifier(AlbertBackbone(config), 3), tokenizer, 16
+        ),
+        "choice": with_tokenizer(
+            AlbertMultipleChoice(AlbertBackbone(config), 3), tokenizer, 16
+        ),
+        "qa": with_tokenizer(
+            AlbertSquadV2(AlbertBackbone(config)), tokenizer, 32, max_query_length=8
+        ),
+    }
+
+
+EMPTY = {
+    "pairs": {"text_a": [], "text_b": []},
+    "choice": {"context": [], "options": np.zeros([0, 3], object)},
+    "qa": {"question": [], "context": []},
+}
+UNPAIRED = {
+    "pairs": {"text_a": ["It rains.", "Dull."], "text_b": ["It is wet."]},
+    "choice": {"context": ["Where?", "Who?"], "options": [["a", "b", "c"]]},
+    "qa": {"question": ["Who came?", "When?"], "context": ["Mr. Darcy came."]},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EMPTY))
+def test_predict_on_an_empty_batch_gives_empty_outputs(models, kind):
+    model = models[kind]
+    outputs = model.predict(EMPTY[kind], verbose=0)
+    expected = model(EMPTY[kind])  # the call handled it already
+    assert set(outputs) == set(expected)
+    for name, value in outputs.items():
+        assert isinstance(value, np.ndarray) and value.shape[0] == 0, name
+        assert value.shape[1:] == tuple(expected[name].shape[1:]), name
+
+
+def test_predict_on_no_single_text(models):
+    assert models["pairs"].predict([], verbose=0)["logits"].shape == (0, 3)
+
+
+@pytest.mark.parametrize("kind", sorted(UNPAIRED))
+def test_predict_refuses_batches_that_do_not_pair_up(models, kind):
+    first, second = UNPAIRED[kind]
+    message = f"row by row. Received: {first}: 2, {second}: 1"
+    with pytest.raises(ValueError, match=message):
+        models[kind].predict(UNPAIRED[kind], verbose=0)
+
+
+def test_predict_of_a_full_batch_is_unchanged(models):
+    model = models["pairs"]
+    pairs = {"text_a": ["It rains.", "Dull."], "text_b": ["It is wet.", ""]}
+    predicted = model.predict(pairs, verbose=0)["logits"]
+    np.testing.assert_allclose(predicted, model(pairs)["logits"], atol=1e-6)
