@@ -215,10 +215,11 @@ class SquadTask(Task):
         _write_json(output, answers)
         odds_path = _odds_path(output)
         _write_json(odds_path, odds)
-        metrics = None
+        metrics, labelled = None, 0
         if _has_gold(data.source):
             metrics = _prediction_metrics(data.source, best_spans, odds, threshold)
-        return {"null_odds": odds_path, "metrics": metrics}
+            labelled = len(best_spans)  # every question of a gold file is scored
+        return {"null_odds": odds_path, "metrics": metrics, "labelled": labelled}
 
 
 def _write_json(path, value):
