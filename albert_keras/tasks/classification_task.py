@@ -115,6 +115,12 @@ class ClassificationTask(Task):
         """What to fix when no record is usable: the fields, or the labels."""
         if report.skipped.get(OUTSIDE, 0) < report.num_skipped / 2:
             return _FIELD_FLAGS
+        if self.config.labels is None:
+            return (
+                "The task has no label set yet: read the training file first "
+                "(task.read(train, training=True) sets it), or give the labels "
+                "(labels=[...], --labels)"
+            )
         return (
             f"Most labels are outside the label set {self.config.labels}: "
             "declare the file's labels with --labels (labels=[...] in Python), "
