@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import numpy as np
 from keras import ops
 
 from albert_keras.layers.squad_v2_head import SquadV2Head
@@ -78,8 +79,12 @@ class AlbertSquadV2(TaskModel):
     def __call__(self, inputs, *args, **kwargs):
         # Before Keras checks the inputs: predicting needs no start position.
         if isinstance(inputs, dict) and "start_positions" not in inputs:
-            batch = ops.shape(inputs["token_ids"])[0]
-            inputs = {**inputs, "start_positions": ops.zeros((batch,), "int32")}
+            token_ids = inputs["token_ids"]
+            if ops.is_tensor(token_ids) or isinstance(token_ids, keras.KerasTensor):
+                zeros = ops.zeros((ops.shape(token_ids)[0],), "int32")
+            else:  # NumPy inputs: Keras refuses a call mixing them with tensors
+                zeros = np.zeros((np.shape(token_ids)[0],), "int32")
+            inputs = {**inputs, "start_positions": zeros}
         return super().__call__(inputs, *args, **kwargs)
 
     @staticmethod
