@@ -178,7 +178,10 @@ def _read_splits(task, train, dev, options):
         "dev": task.read(dev).subset(options.max_dev_examples, options.seed),
     }
     for name, data in splits.items():
-        print(f"{name}: {data.report.summary()}", flush=True)
+        drawn = ""
+        if len(data.examples) < data.report.kept:  # --max-*-examples
+            drawn = f"; {len(data.examples)} drawn (--max-{name}-examples)"
+        print(f"{name}: {data.report.summary()}{drawn}", flush=True)
     return splits
 
 
