@@ -117,14 +117,20 @@ def record_run_settings(folder: str, settings: dict) -> None:
 def describe_change(key, then, now) -> str:
     """ "seed: 1 then, 2 now"; for a file fingerprint, that its bytes changed.
 
+    A value left unset (None: `--learning-rate auto`, no `--max-*-examples`)
+    reads "the default", not "None".
+
     Example:
     >>> describe_change("train", "a" * 64, "b" * 64)
     'train: other contents (SHA-256 aaaaaaaa then, bbbbbbbb now)'
+    >>> describe_change("learning_rate", None, 0.001)
+    'learning_rate: the default then, 0.001 now'
     """
     fingerprints = [v for v in (then, now) if isinstance(v, str) and _SHA256(v)]
     if len(fingerprints) == 2:
         return f"{key}: other contents (SHA-256 {then[:8]} then, {now[:8]} now)"
-    return f"{key}: {then!r} then, {now!r} now"
+    then, now = ("the default" if v is None else repr(v) for v in (then, now))
+    return f"{key}: {then} then, {now} now"
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}").fullmatch
