@@ -103,12 +103,12 @@ def array_datasets(args, train, held_out):
     eval_dataset = None
     if held_out is not None:
         eval_dataset = PretrainingBatches(
-            held_out, args.batch_size, keep_partial=_one_device(args)
+            held_out, args.batch_size, keep_partial=one_device(args)
         )
     return train_dataset, eval_dataset
 
 
-def _one_device(args) -> bool:
+def one_device(args) -> bool:
     """Whether the job has one device (no split a batch must divide into)."""
     import keras
 

@@ -221,15 +221,21 @@ def _datasets(args, data_dir, inputs, held, vocab):
     """Training dataset function and held-out batches: TFRecords through
     tf.data where TensorFlow is installed, NumPy instances otherwise."""
     from albert_keras.lazy_imports import installed
-
-    if installed("tensorflow"):
-        records, eval_records = run_records(args, data_dir, inputs, held, vocab)
-        return datasets(args, records, eval_records)
     from albert_keras.pretraining.pretrain_arrays import (
         array_datasets,
         check_array_inputs,
+        one_device,
         run_arrays,
     )
+
+    if installed("tensorflow"):
+        records, eval_records = run_records(args, data_dir, inputs, held, vocab)
+        train, held_out = datasets(args, records, eval_records)
+        if held_out is not None and not one_device(args):
+            # Every batch is split over the devices: whole batches only, as
+            # `PretrainingBatches` serves them without TensorFlow.
+            held_out = held_out.rebatch(args.batch_size, drop_remainder=True)
+        return train, held_out
 
     check_array_inputs(args, vocab)
     return array_datasets(args, *run_arrays(args, data_dir, inputs, held, vocab))

@@ -69,6 +69,7 @@ def lengths_from_records(args) -> None:
     >>> args = argparse.Namespace(records=None, eval_records=None)
     >>> lengths_from_records(args)  # no records: nothing to do
     """
+    given = {key: getattr(args, key, None) for key in _FLAGS}
     for flag, pattern in (
         ("--records", args.records),
         ("--eval-records", args.eval_records),
@@ -76,13 +77,20 @@ def lengths_from_records(args) -> None:
         if not pattern:
             continue
         for key, found in zip(_FLAGS, record_lengths(pattern), strict=True):
-            given = getattr(args, key, None)
-            if given is None:
+            value = getattr(args, key, None)
+            if value is None:
                 setattr(args, key, found)
-            elif given != found:
+            elif value != found and given[key] is None:  # read from --records
+                raise ValueError(
+                    f"{flag} {pattern!r} hold {key} = {found}, and --records "
+                    f"{args.records!r} hold {value}: held-out records need the "
+                    f"training records' lengths. Make them with create-data "
+                    f"{_FLAGS[key]} {value}."
+                )
+            elif value != found:
                 raise ValueError(
                     f"{flag} {pattern!r} hold {key} = {found}, and "
-                    f"{_FLAGS[key]} {given} was given (or read from --records): "
-                    f"leave {_FLAGS[key]} out (it is read from the records), or "
-                    f"make records of that size (create-data {_FLAGS[key]} {given})."
+                    f"{_FLAGS[key]} {value} was given: leave {_FLAGS[key]} out "
+                    f"(it is read from the records), or make records of that "
+                    f"size (create-data {_FLAGS[key]} {value})."
                 )
