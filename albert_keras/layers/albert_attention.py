@@ -71,7 +71,7 @@ class AlbertAttention(keras.layers.Layer):
     Example:
     >>> layer = AlbertAttention(64, 4)
     >>> x = keras.ops.ones((2, 8, 64))
-    >>> layer(x, keras.ops.ones((2, 8), "int32")).shape
+    >>> tuple(layer(x, keras.ops.ones((2, 8), "int32")).shape)
     (2, 8, 64)
     """
 

@@ -24,7 +24,7 @@ class AlbertFeedForward(keras.layers.Layer):
 
     Example:
     >>> layer = AlbertFeedForward(64, 256)
-    >>> layer(keras.ops.ones((2, 8, 64))).shape
+    >>> tuple(layer(keras.ops.ones((2, 8, 64))).shape)
     (2, 8, 64)
     """
 

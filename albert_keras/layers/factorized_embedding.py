@@ -32,7 +32,7 @@ class FactorizedEmbedding(keras.layers.Layer):
     Example:
     >>> layer = FactorizedEmbedding(1000, 32, 64, max_sequence_length=16)
     >>> ids = keras.ops.ones((2, 8), "int32")
-    >>> layer(ids, keras.ops.zeros((2, 8), "int32")).shape
+    >>> tuple(layer(ids, keras.ops.zeros((2, 8), "int32")).shape)
     (2, 8, 64)
     """
 

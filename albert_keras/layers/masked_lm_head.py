@@ -33,7 +33,7 @@ class MaskedLMHead(keras.layers.Layer):
     >>> embedding = FactorizedEmbedding(100, 16, 32)
     >>> _ = embedding(keras.ops.ones((1, 4), "int32"), keras.ops.zeros((1, 4), "int32"))
     >>> head = MaskedLMHead(embedding)
-    >>> head(keras.ops.ones((1, 4, 32)), keras.ops.zeros((1, 2), "int32")).shape
+    >>> tuple(head(keras.ops.ones((1, 4, 32)), keras.ops.zeros((1, 2), "int32")).shape)
     (1, 2, 100)
     """
 

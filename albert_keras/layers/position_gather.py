@@ -20,7 +20,7 @@ def take_positions(sequence, positions):
     Example:
     >>> import numpy as np
     >>> x = np.arange(12, dtype="float32").reshape(1, 4, 3)
-    >>> take_positions(x, np.array([[3, 0]])).tolist()
+    >>> ops.convert_to_numpy(take_positions(x, np.array([[3, 0]]))).tolist()
     [[[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]]
     """
     index = ops.cast(positions, "int32")[:, :, None]

@@ -18,7 +18,7 @@ class SentenceOrderHead(keras.layers.Layer):
 
     Example:
     >>> head = SentenceOrderHead(32)
-    >>> head(keras.ops.ones((3, 32))).shape
+    >>> tuple(head(keras.ops.ones((3, 32))).shape)
     (3, 2)
     """
 

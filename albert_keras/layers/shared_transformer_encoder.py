@@ -65,7 +65,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
     Example:
     >>> encoder = SharedTransformerEncoder(4, 2, 1, 64, 4, 256)
     >>> x = keras.ops.ones((2, 8, 64))
-    >>> encoder(x, keras.ops.ones((2, 8), "int32")).shape
+    >>> tuple(encoder(x, keras.ops.ones((2, 8), "int32")).shape)
     (2, 8, 64)
     """
 

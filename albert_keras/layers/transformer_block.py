@@ -30,7 +30,7 @@ class TransformerBlock(keras.layers.Layer):
     Example:
     >>> block = TransformerBlock(64, 4, 256)
     >>> x = keras.ops.ones((2, 8, 64))
-    >>> block(x, keras.ops.ones((2, 8), "int32")).shape
+    >>> tuple(block(x, keras.ops.ones((2, 8), "int32")).shape)
     (2, 8, 64)
     """
 

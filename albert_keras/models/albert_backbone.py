@@ -55,7 +55,7 @@ class AlbertBackbone(keras.Model):
     ...     "segment_ids": keras.ops.zeros((2, 8), "int32"),
     ...     "padding_mask": keras.ops.ones((2, 8), "int32"),
     ... }
-    >>> backbone(inputs)["pooled_output"].shape
+    >>> tuple(backbone(inputs)["pooled_output"].shape)
     (2, 64)
     """
 

@@ -48,7 +48,7 @@ class AlbertMultipleChoice(TaskModel):
     >>> from albert_keras import AlbertBackbone
     >>> model = AlbertMultipleChoice(AlbertBackbone("albert_tiny"), num_choices=3)
     >>> x = {k: keras.ops.ones((2, 3, 8), "int32") for k in model.input}
-    >>> model(x)["logits"].shape
+    >>> tuple(model(x)["logits"].shape)
     (2, 3)
     """
 
