@@ -55,7 +55,7 @@ def find_vocabulary(init, vocab=None) -> str:
         VOCABULARY_NAMES,
         vocabulary_beside,
     )
-    from checkpoints_convert.preset_sources import is_release_tar
+    from checkpoints_convert.preset_sources import is_release_tar, source_kind
 
     if vocab:
         return vocab
@@ -71,6 +71,8 @@ def find_vocabulary(init, vocab=None) -> str:
         )
     found = vocabulary_beside(init)
     if found is None:
+        if os.path.isdir(init):
+            source_kind(init)  # no model there either: say what was found
         raise FileNotFoundError(
             f"No vocabulary found beside {init!r} (looked for "
             f"{', '.join(VOCABULARY_NAMES)} and *.model): pass --vocab with the "

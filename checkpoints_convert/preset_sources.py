@@ -153,10 +153,12 @@ def _unknown_kind(path):
             found += f" and {len(names) - 12} more"
     else:
         found = f"a file of {os.path.getsize(path)} bytes"
+    models = sorted(glob.glob(os.path.join(glob.escape(path), "*.keras")))
+    hint = f" Pass its model file: {models[0]}." if models else ""
     return (
         f"Cannot tell what {path!r} is: found {found}. Expected "
         + "; ".join(KINDS.values())
-        + ", or a preset name."
+        + f", or a preset name.{hint}"
     )
 
 
