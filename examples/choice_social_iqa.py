@@ -29,6 +29,11 @@ parser.add_argument("--output", default="runs/example_choice")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "social_iqa")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 # Records with 2 or 4 options are skipped, and counted in the printed report.
 task = MultipleChoiceTask(num_choices=3, sequence_length=64)
 result = task.fit(

@@ -32,6 +32,11 @@ parser.add_argument("--output", default="runs/rt_sentiment")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "rt_sentiment")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 task = ClassificationTask(num_classes=2, text_fields=("text",), sequence_length=64)
 train = task.read(os.path.join(folder, "train.jsonl"), training=True)
 dev = task.read(os.path.join(folder, "dev.jsonl"))

@@ -31,6 +31,11 @@ parser.add_argument("--output", default="runs/zh_sentiment")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "zh_sentiment")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 train_file = os.path.join(folder, "train.jsonl")
 vocab = args.vocab
 if vocab is None:  # learned into its own folder; the run copies it beside its model

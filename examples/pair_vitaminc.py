@@ -30,6 +30,11 @@ parser.add_argument("--output", default="runs/vitaminc")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "vitaminc")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 task = ClassificationTask(text_fields=("text_a", "text_b"))  # labels: from train
 result = task.fit(
     args.init,

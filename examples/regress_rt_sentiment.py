@@ -30,6 +30,11 @@ parser.add_argument("--output", default="runs/regress_rt_sentiment")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "rt_sentiment")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 task = ClassificationTask(num_classes=1, text_fields=("text",), sequence_length=64)
 result = task.fit(
     args.init,

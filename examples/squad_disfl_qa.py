@@ -33,6 +33,11 @@ parser.add_argument("--output", default="runs/example_squad")
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "disfl_qa")
+if not os.path.isdir(folder):
+    parser.error(
+        f"{folder} does not exist: pass --data, the folder holding tasks/ "
+        "(tests/data for the small copies, or set $ALBERT_KERAS_DATA)"
+    )
 task = SquadTask(head=args.head, sequence_length=128, doc_stride=64)
 result = task.fit(
     args.init,
