@@ -17,7 +17,6 @@ the hardware allows: ALBERT-base is 179 GFLOP per 8 x 128 batch.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -28,6 +27,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertConfig  # noqa: E402
+from albert_keras.atomic_files import write_json  # noqa: E402
 
 CONFIGS = {
     "base": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12),
@@ -87,14 +87,20 @@ def measure(calls, inputs, seconds):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="base,small")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--seconds", type=float, default=30.0, help="per config")
     parser.add_argument("--output", help="write the results as JSON here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    names = args.configs.split(",")
+    unknown = [name for name in names if name not in CONFIGS]
+    if unknown:
+        parser.error(
+            f"unknown --configs {', '.join(unknown)}; known: {', '.join(CONFIGS)}"
+        )
     import keras_hub
 
     rng = np.random.default_rng(0)
@@ -111,7 +117,8 @@ def main():
         f"bf16 (oneDNN) {roofline['bf16_onednn']:.0f} GFLOP/s"
     )
     results = {"roofline_gflops": roofline, "configs": {}}
-    for name in args.configs.split(","):
+    for name in names:
+        print(f"\ntiming {name} ({args.seconds:.0f} s after compiling)...", flush=True)
         sizes = dict(
             vocab_size=30000,
             embedding_size=128,
@@ -150,7 +157,7 @@ def main():
             "ratio_ours_bf16_vs_keras_hub_fp32": rates["ours_bf16"] / hub,
         }
         results["configs"][name] = entry
-        print(f"\n{name}: {gflop:.0f} GFLOP per {args.batch} x {args.length} batch")
+        print(f"{name}: {gflop:.3g} GFLOP per {args.batch} x {args.length} batch")
         for key, rate in rates.items():
             achieved = rate / args.batch * gflop
             print(f"  {key:<22}{rate:>8.1f} seq/s  ({achieved:.0f} GFLOP/s)")
@@ -161,8 +168,8 @@ def main():
             f"{entry['ratio_ours_bf16_vs_keras_hub_fp32']:.2f}x (target 1.7x)"
         )
     if args.output:
-        with open(args.output, "w") as f:
-            json.dump(results, f, indent=2)
+        write_json(args.output, results)
+        print(f"results: {args.output}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ print("TIMING " + json.dumps({"core": done - imported, "import": imported - star
 """
 
 
-def _timed(command, env):
+def _timed(name, command, env):
     import time
 
     start = time.perf_counter()
@@ -69,7 +69,7 @@ def _timed(command, env):
     wall = time.perf_counter() - start
     if result.returncode:
         sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
-        raise SystemExit(f"failed: {' '.join(command[:3])} ...")
+        raise SystemExit(f"{name} data creation failed (its output is above)")
     line = [x for x in result.stdout.splitlines() if x.startswith("TIMING ")][-1]
     timing = json.loads(line[len("TIMING ") :])
     timing["wall"] = wall
@@ -98,7 +98,8 @@ def _summary(pattern, max_seq_length, max_predictions):
     }
 
 
-def main():
+def parse_args(argv=None):
+    """The flags, checked: every file named exists."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = [
         os.environ.get("ALBERT_KERAS_DATA", ""),
@@ -127,13 +128,27 @@ def main():
     parser.add_argument("--num-workers", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1, help="median of N runs")
     parser.add_argument("--output-dir", help="default: a temporary folder")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.input or not os.path.isfile(args.input):
         parser.error(
             f"input {args.input!r} not found: pass --input or set "
             "ALBERT_KERAS_DATA to the shared data folder"
         )
+    if args.official_script and not os.path.isfile(args.official_script):
+        parser.error(
+            f"--official-script {args.official_script!r} not found: clone "
+            "github.com/google-research/albert and pass its "
+            "create_pretraining_data.py"
+        )
+    if args.vocab and not os.path.isfile(args.vocab):
+        parser.error(f"--vocab {args.vocab!r} not found: pass a SentencePiece .model")
+    if args.rounds < 1 or args.dupe_factor < 1:
+        parser.error("--rounds and --dupe-factor must be at least 1")
+    return args
 
+
+def main(argv=None):
+    args = parse_args(argv)
     from albert_keras.sample_text import SPM_MODEL_PATH
 
     vocab = args.vocab or SPM_MODEL_PATH
@@ -173,28 +188,28 @@ def main():
     # Alternate the two programs and take medians: other jobs on the
     # machine come and go.
     timings = {"ours": [], "official": []}
-    for _ in range(args.rounds):
-        timings["ours"].append(
-            _timed([sys.executable, "-c", _OURS_RUNNER, json.dumps(ours_kwargs)], env)
-        )
+    ours_command = [sys.executable, "-c", _OURS_RUNNER, json.dumps(ours_kwargs)]
+    for i in range(args.rounds):
+        print(f"round {i + 1}/{args.rounds}: ours...", flush=True)
+        timings["ours"].append(_timed("our", ours_command, env))
         if args.official_script:
-            timings["official"].append(_timed(official_command, env))
-    rows = [("ours", os.path.join(out, "ours", "*.tfrecord"))]
+            print(f"round {i + 1}/{args.rounds}: official...", flush=True)
+            timings["official"].append(_timed("the official", official_command, env))
+    outputs = {"ours": os.path.join(out, "ours", "*.tfrecord")}
     if args.official_script:
-        rows.append(("official", official_out))
-    rows = [
-        (
-            name,
-            {
-                k: statistics.median(t[k] for t in timings[name])
-                for k in ("wall", "core")
-            },
-            pattern,
-        )
-        for name, pattern in rows
-    ]
+        outputs["official"] = official_out
+    _report(args, outputs, timings, size_mb)
+    if not args.output_dir:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _report(args, outputs, timings, size_mb):
+    """What each output holds, the rates and, with the official run, the ratios."""
     results = {}
-    for name, timing, pattern in rows:
+    for name, pattern in outputs.items():
+        timing = {
+            k: statistics.median(t[k] for t in timings[name]) for k in ("wall", "core")
+        }
         summary = _summary(pattern, args.max_seq_length, args.max_predictions_per_seq)
         results[name] = (timing, summary)
         n = summary["instances"]
@@ -211,19 +226,20 @@ def main():
         "ours imported TensorFlow: "
         + ("yes" if any(t.get("tensorflow") for t in timings["ours"]) else "no")
     )
-    if "official" in results:
-        (t_ours, s_ours), (t_off, s_off) = results["ours"], results["official"]
-        for label, key in (("end to end", "wall"), ("without imports", "core")):
-            ratio = (s_ours["instances"] / t_ours[key]) / (
-                s_off["instances"] / t_off[key]
-            )
-            time_ratio = t_off[key] / t_ours[key]
-            print(
-                f"speedup {label}: {time_ratio:.1f}x in time, {ratio:.1f}x in "
-                "instances/s (target >= 5x)"
-            )
-    if not args.output_dir:
-        shutil.rmtree(out, ignore_errors=True)
+    if "official" not in results:
+        print(
+            "no ratio: pass --official-script (create_pretraining_data.py of a "
+            "clone of github.com/google-research/albert) to time the official script"
+        )
+        return
+    (t_ours, s_ours), (t_off, s_off) = results["ours"], results["official"]
+    for label, key in (("end to end", "wall"), ("without imports", "core")):
+        ratio = (s_ours["instances"] / t_ours[key]) / (s_off["instances"] / t_off[key])
+        time_ratio = t_off[key] / t_ours[key]
+        print(
+            f"speedup {label}: {time_ratio:.1f}x in time, {ratio:.1f}x in "
+            "instances/s (target >= 5x)"
+        )
 
 
 if __name__ == "__main__":

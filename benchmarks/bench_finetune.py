@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import json
 import os
 import sys
 import time
@@ -36,6 +35,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from albert_keras.atomic_files import write_json  # noqa: E402
 from albert_keras.tasks import task_from_name  # noqa: E402
 from albert_keras.tasks.finetuning_run import run_finetuning  # noqa: E402
 from albert_keras.tasks.span_predictions import NULL_SCORES  # noqa: E402
@@ -289,8 +289,32 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def check_inputs(args):
+    """Refuses, before any training, a data folder or model file that is not there."""
+    for flag in ("pretrained", "zh_pretrained"):
+        path = getattr(args, flag) or ""
+        looks_like_a_file = os.sep in path or path.endswith(".keras")
+        if looks_like_a_file and not os.path.exists(path):
+            raise SystemExit(
+                f"--{flag.replace('_', '-')} {path!r} not found: pass the "
+                "pretrainer.keras of an `albert-keras pretrain` run"
+            )
+    if args.speed_only:
+        return
+    for name in args.tasks:
+        folder = os.path.join(args.data_dir, "tasks", name)
+        for file in (DATA_SETS[name].train, DATA_SETS[name].dev):
+            if not os.path.isfile(os.path.join(folder, file)):
+                raise SystemExit(
+                    f"No {os.path.join(folder, file)}: pass --data-dir (or set "
+                    "ALBERT_KERAS_DATA) to the folder whose tasks/<data set>/ holds "
+                    "the files, or choose others with --tasks"
+                )
+
+
 def main(argv=None):
     args = parse_args(argv)
+    check_inputs(args)
     started = time.perf_counter()
     rows = []
     if not args.speed_only:
@@ -315,8 +339,7 @@ def main(argv=None):
         )
     result["seconds"] = time.perf_counter() - started
     os.makedirs(args.output, exist_ok=True)
-    with open(os.path.join(args.output, "results.json"), "w") as f:
-        json.dump(result, f, indent=2)
+    write_json(os.path.join(args.output, "results.json"), result)
     print(f"results: {os.path.join(args.output, 'results.json')}")
 
 

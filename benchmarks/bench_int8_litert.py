@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig  # noqa: E402
+from albert_keras.atomic_files import write_json  # noqa: E402
 from albert_keras.models.litert_export import export_litert  # noqa: E402
 
 SMOKE_CONFIG = dict(
@@ -64,6 +65,13 @@ def parse_args(argv=None):
     parser.add_argument("--smoke", action="store_true", help="tiny config, 2 x 16")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
+    for flag, path in (("--model", args.model), ("--dev", args.dev)):
+        if path and not os.path.isfile(path):
+            parser.error(f"{flag} {path!r} not found: pass an existing file")
+    if args.vocab and not os.path.exists(args.vocab):
+        parser.error(f"--vocab {args.vocab!r} not found: pass an existing file")
+    if args.batch < 1 or args.length < 2 or args.seconds <= 0:
+        parser.error("--batch must be at least 1, --length 2, --seconds above 0")
     if args.smoke:
         args.batch, args.length = 2, 16
         args.seconds = min(args.seconds, 1.0)
@@ -143,6 +151,7 @@ def measure(args):
     int8 = quantized_copy(model)
     folder = tempfile.mkdtemp(prefix="bench_int8_litert-")
     dev = dev_batches(model, args) if args.dev else None
+    print("exporting the LiteRT float32 and int8 files...", flush=True)
     files = {
         "litert_fp32": export_litert(model, os.path.join(folder, "fp32.tflite")),
         "litert_int8": export_litert(
@@ -157,6 +166,7 @@ def measure(args):
     }
     reference = calls["keras_fp32_xla"]()
     diffs = {name: max_diff(call(), reference) for name, call in calls.items()}
+    print(f"timing {len(calls)} paths, {args.seconds:g} s each...", flush=True)
     seconds = alternating_medians(calls, args.seconds)
     accuracy = dev_accuracy(model, int8, files, dev, args.threads) if dev else None
     sizes = {name: os.path.getsize(path) for name, path in files.items()}
@@ -267,8 +277,8 @@ def main(argv=None):
     result = measure(args)
     report(result)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.out, result)
+        print(f"results: {args.out}")
     return result
 
 

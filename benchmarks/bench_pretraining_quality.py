@@ -131,9 +131,10 @@ def main(argv=None):
         f"0.5; the last training batches: {result['training_sop_accuracy']:.3f})"
     )
     if args.out:
+        from albert_keras.atomic_files import write_json
+
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump({"command": command, **result}, f, indent=2)
+        write_json(args.out, {"command": command, **result})
         print(f"Wrote {args.out}")
     return 0
 

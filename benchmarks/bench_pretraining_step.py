@@ -16,9 +16,9 @@ as keras-hub does, so the share of each change shows.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer  # noqa: E402
+from albert_keras.atomic_files import write_json  # noqa: E402
 from albert_keras.training.fast_lamb import FastLamb  # noqa: E402
 
 SMALL = dict(
@@ -70,11 +71,13 @@ def time_fits(runs, steps, repeats):
     rate hardly moves when other jobs share the cores, where the wall-clock
     rate does.
     """
+    print(f"compiling {len(runs)} models...", file=sys.stderr, flush=True)
     for model, dataset in runs:
         model.fit(dataset, steps_per_epoch=3, epochs=1, verbose=0)  # compile
     step_times = [[] for _ in runs]
     cpu = [[] for _ in runs]
-    for _ in range(repeats):
+    for round_ in range(repeats):
+        print(f"round {round_ + 1}/{repeats}...", file=sys.stderr, flush=True)
         for i, (model, dataset) in enumerate(runs):
             clock = _StepClock()
             start_cpu = time.process_time()
@@ -215,7 +218,7 @@ def print_comparison(result, target=None):
     )
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--length", type=int, default=128)
@@ -234,7 +237,19 @@ def main():
         help="dtype policy of all three models, e.g. mixed_bfloat16 (default float32)",
     )
     parser.add_argument("--output", help="write the results as JSON here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if min(args.batch, args.length, args.predictions, args.steps, args.repeats) < 1:
+        parser.error("--batch, --length, --predictions, --steps, --repeats: at least 1")
+    if args.predictions > args.length:
+        parser.error(f"--predictions {args.predictions} > --length {args.length}")
+    if args.dtype:
+        try:
+            keras.dtype_policies.get(args.dtype)
+        except ValueError:
+            parser.error(
+                f"--dtype {args.dtype!r} is not a Keras dtype policy: e.g. "
+                "float32, mixed_bfloat16, mixed_float16"
+            )
     config = None
     if args.dropout:
         config = {
@@ -256,8 +271,8 @@ def main():
     )
     print_comparison(result, target=1.2)
     if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.output, result)
+        print(f"results: {args.output}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ Austen corpus when they are absent), all with the same SentencePiece model:
 Each is printed with the ratio ours / it. Targets (issue 3): >= 5x official,
 >= 3x HF fast, >= 0.8x plain sentencepiece.
 
-    python benchmarks/bench_tokenizer.py [--megabytes 10] [--batch 256]
+    python benchmarks/bench_tokenizer.py [--megabytes 10] [--batch 256] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH  # noqa: E402
 from albert_keras.tokenizers import AlbertTokenizer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.environ.get(
-    "ALBERT_KERAS_DATA", os.path.join(HERE, "..", "..", "shared", "data")
+SHARED = os.environ.get("ALBERT_KERAS_DATA") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "shared", "data")
 )
 CORPORA = ("en_news.txt", "en_brown.txt", "en_austen.txt")
 
 
-def english_lines(megabytes: float) -> tuple[list[str], str]:
+def english_lines(megabytes: float, data_dir: str = SHARED) -> tuple[list[str], str]:
     """Non-empty lines, the three corpora interleaved, up to `megabytes`."""
-    folder = os.path.join(SHARED, "pretrain")
+    folder = os.path.join(data_dir, "pretrain")
     sources = []
     if all(os.path.isfile(os.path.join(folder, n)) for n in CORPORA):
         for name in CORPORA:
@@ -108,8 +108,28 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--model", default=SPM_MODEL_PATH, help="SentencePiece model")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--data-dir",
+        help="the folder whose pretrain/ holds the English corpora (default: "
+        "$ALBERT_KERAS_DATA, else ../shared/data; the embedded corpus without them)",
+    )
     args = parser.parse_args(argv)
-    lines, where = english_lines(args.megabytes)
+    if args.megabytes <= 0 or args.batch < 1 or args.rounds < 1:
+        parser.error("--megabytes must be above 0, --batch and --rounds at least 1")
+    if not os.path.isfile(args.model):
+        parser.error(f"--model {args.model!r} not found: pass a SentencePiece .model")
+    if args.data_dir:
+        missing = [
+            name
+            for name in CORPORA
+            if not os.path.isfile(os.path.join(args.data_dir, "pretrain", name))
+        ]
+        if missing:
+            parser.error(
+                f"--data-dir {args.data_dir!r} has no pretrain/{missing[0]}: pass the "
+                f"folder whose pretrain/ holds {', '.join(CORPORA)}"
+            )
+    lines, where = english_lines(args.megabytes, args.data_dir or SHARED)
     megabytes = sum(len(line.encode("utf-8")) for line in lines) / 1e6
     print(
         f"{len(lines)} lines, {megabytes:.1f} MB of English ({where}); model "

@@ -161,9 +161,9 @@ def main(argv=None):
                    length=args.length, dtype=args.dtype)  # fmt: skip
     print_summary(summary)
     if args.out:
-        with open(args.out + ".tmp", "w") as handle:
-            json.dump(summary, handle, indent=1)
-        os.replace(args.out + ".tmp", args.out)
+        from albert_keras.atomic_files import write_json
+
+        write_json(args.out, summary)
     return 0
 
 

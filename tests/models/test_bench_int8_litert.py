@@ -37,3 +37,13 @@ def test_smoke_run_measures_every_path(tmp_path):
     assert dev["agreement_with_keras_fp32"]["keras_fp32"] == 1.0
     assert dev["agreement_with_keras_fp32"]["litert_fp32"] == 1.0
     assert all(0 <= accuracy <= 1 for accuracy in dev["accuracy"].values())
+
+
+def test_missing_files_are_refused_before_any_model_is_built(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("bench_int8_litert", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for flag in ("--dev", "--model"):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--smoke", flag, str(tmp_path / "missing")])
+        assert f"{flag} '{tmp_path / 'missing'}' not found" in capsys.readouterr().err

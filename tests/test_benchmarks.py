@@ -1,0 +1,116 @@
+"""benchmarks/ as a user runs them: bad input refused up front, files written whole.
+
+The scripts' own measurements are not run here (see the smoke tests of
+bench_accelerator, bench_int8_litert and bench_pretraining_quality).
+"""
+
+import ast
+import importlib.util
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCHMARKS = os.path.join(ROOT, "benchmarks")
+SCRIPTS = sorted(n for n in os.listdir(BENCHMARKS) if n.endswith(".py"))
+
+
+def load(name):
+    if BENCHMARKS not in sys.path:  # the scripts import each other
+        sys.path.insert(0, BENCHMARKS)
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(BENCHMARKS, f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _writes(tree):
+    """Lines of `open(..., "w"/"a"/"x")` calls and `json.dump` to a file."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        modes = node.args[1:2] + [k.value for k in node.keywords if k.arg == "mode"]
+        mode = modes[0].value if modes and isinstance(modes[0], ast.Constant) else ""
+        writing = isinstance(mode, str) and set(mode) & set("wax")
+        if (name == "open" and writing) or name == "json.dump":
+            yield node.lineno
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_output_files_go_through_temporary_then_rename(script):
+    """A killed run never leaves half a results file (albert_keras.atomic_files)."""
+    with open(os.path.join(BENCHMARKS, script), encoding="utf-8") as f:
+        lines = list(_writes(ast.parse(f.read())))
+    assert not lines, f"{script}: writes a file directly at lines {lines}"
+
+
+def test_backbone_inference_names_the_known_configs(capsys):
+    with pytest.raises(SystemExit):
+        load("bench_backbone_inference").main(["--configs", "base,large"])
+    assert "unknown --configs large; known: base, small" in capsys.readouterr().err
+
+
+def test_create_data_refuses_a_missing_official_script(tmp_path, capsys):
+    text = tmp_path / "input.txt"
+    text.write_text("A line.\n")
+    bench = load("bench_create_data")
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--input", str(text), "--official-script", "x/create.py"])
+    assert "clone github.com/google-research/albert" in capsys.readouterr().err
+
+
+def test_create_data_without_the_official_script_says_there_is_no_ratio(
+    capsys, monkeypatch
+):
+    bench = load("bench_create_data")
+    summary = dict(instances=8, mean_length=30.0, masked_share=0.1, label_1_share=0.5)
+    monkeypatch.setattr(bench, "_summary", lambda *args: summary)
+    args = bench.argparse.Namespace(max_seq_length=64, max_predictions_per_seq=5)
+    timings = {"ours": [{"wall": 2.0, "core": 1.0, "tensorflow": False}]}
+    bench._report(args, {"ours": "unused"}, timings, 1.0)
+    out = capsys.readouterr().out
+    assert "ours imported TensorFlow: no" in out
+    assert "no ratio: pass --official-script" in out
+
+
+def test_tokenizer_refuses_bad_flags(tmp_path, capsys):
+    bench = load("bench_tokenizer")
+    for argv, message in (
+        (["--megabytes", "0"], "--megabytes must be above 0"),
+        (["--model", str(tmp_path / "no.model")], "not found"),
+        (["--data-dir", str(tmp_path)], "has no pretrain/en_news.txt"),
+    ):
+        with pytest.raises(SystemExit):
+            bench.main(argv)
+        assert message in capsys.readouterr().err, argv
+
+
+def test_tokenizer_reads_the_corpora_of_data_dir(tmp_path):
+    bench = load("bench_tokenizer")
+    (tmp_path / "pretrain").mkdir()
+    for name in bench.CORPORA:
+        (tmp_path / "pretrain" / name).write_text(f"{name} one\n\n{name} two\n")
+    lines, where = bench.english_lines(1.0, str(tmp_path))
+    assert lines[:3] == [f"{name} one" for name in bench.CORPORA] and len(lines) == 6
+    assert where.startswith(str(tmp_path))
+
+
+def test_finetune_refuses_missing_files_before_any_training(tmp_path):
+    bench = load("bench_finetune")
+    argv = ["--data-dir", str(tmp_path), "--tasks", "rt_sentiment", "--random-only"]
+    with pytest.raises(SystemExit, match="pass --data-dir"):
+        bench.check_inputs(bench.parse_args(argv))
+    with pytest.raises(SystemExit, match="--pretrained .* not found"):
+        bench.check_inputs(bench.parse_args(["--pretrained", "runs/x/pt.keras"]))
+    # --speed-only reads no data set.
+    bench.check_inputs(bench.parse_args([*argv, "--speed-only"]))
+
+
+def test_pretraining_step_refuses_an_unknown_dtype(capsys):
+    with pytest.raises(SystemExit):
+        load("bench_pretraining_step").main(["--dtype", "float33"])
+    assert "--dtype 'float33' is not a Keras dtype policy" in capsys.readouterr().err
