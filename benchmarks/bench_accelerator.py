@@ -367,8 +367,17 @@ def run_jobs(jobs: list[dict], args, report: dict, env: dict) -> dict:
         report["jobs"].append(entry)
         print(progress_line(entry), flush=True)
         write_json(args.out, report)
+        if not args.smoke and entry.get("platform") == "cpu":
+            raise SystemExit(NO_ACCELERATOR)
     report["seconds"] = time.monotonic() - start
     return report
+
+
+NO_ACCELERATOR = (
+    "No accelerator: JAX sees only the CPU, where every job at the full sizes "
+    "would only run into --job-timeout. Run with --smoke for the tiny CPU run, "
+    "or on a machine whose JAX sees a GPU or TPU (pip install -U 'jax[cuda12]')."
+)
 
 
 def skip_reason(job: dict, args, left: float) -> str | None:
@@ -652,6 +661,7 @@ def run_matmul(job: dict) -> dict:
         times.append((time.perf_counter() - start) / calls)
     return dict(
         device=jax.devices()[0].device_kind,
+        platform=jax.default_backend(),
         matmul_size=n,
         matmul_dtype=jnp.dtype(dtype).name,
         matmul_tflops=2 * n**3 / statistics.median(times) / 1e12,
@@ -1088,6 +1098,9 @@ def main(argv=None) -> int:
         worker_main(json.loads(args.worker))
         return 0
     jobs = selected(plan_jobs(args), args.jobs)
+    if args.jobs and len(jobs) == 1:
+        names = ", ".join(job["name"] for job in plan_jobs(args)[1:])
+        raise SystemExit(f"--jobs {args.jobs!r} matches no job; the jobs: {names}")
     if args.dry_run:
         print_plan(jobs, args)
         return 0

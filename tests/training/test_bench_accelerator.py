@@ -192,3 +192,32 @@ def test_variants_are_named_in_the_plan_and_unknown_ones_refused():
         [*command, "--variants", "fast"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 2 and "unknown --variants ['fast']" in result.stderr
+
+
+def test_jobs_matching_nothing_are_refused():
+    with pytest.raises(SystemExit, match="matches no job; the jobs: base-train-128"):
+        bench_module().main(["--jobs", "base-trian", "--dry-run"])
+
+
+def test_without_an_accelerator_it_stops_after_the_matmul(tmp_path, monkeypatch):
+    """The full sizes on a CPU would only time out, job after job."""
+    bench = bench_module()
+    out = str(tmp_path / "r.json")
+    args = bench.parse_args(["--out", out])
+    ran = []
+
+    def cpu_worker(job, timeout, env):
+        ran.append(job["name"])
+        matmul = dict(matmul_size=1024, matmul_dtype="float32", matmul_tflops=0.1)
+        return dict(
+            status="ok", wall_seconds=1.0, device="cpu", platform="cpu", **matmul
+        )
+
+    monkeypatch.setattr(bench, "run_worker", cpu_worker)
+    with pytest.raises(SystemExit, match="--smoke"):
+        bench.run_all(bench.plan_jobs(args), args)
+    assert ran == ["matmul"]
+    with open(out) as f:
+        report = json.load(f)
+    assert [job["name"] for job in report["jobs"]] == ["matmul"]
+    assert not report["finished"]
