@@ -189,18 +189,22 @@ def main(argv=None):
     # machine come and go.
     timings = {"ours": [], "official": []}
     ours_command = [sys.executable, "-c", _OURS_RUNNER, json.dumps(ours_kwargs)]
-    for i in range(args.rounds):
-        print(f"round {i + 1}/{args.rounds}: ours...", flush=True)
-        timings["ours"].append(_timed("our", ours_command, env))
+    try:
+        for i in range(args.rounds):
+            print(f"round {i + 1}/{args.rounds}: ours...", flush=True)
+            timings["ours"].append(_timed("our", ours_command, env))
+            if args.official_script:
+                print(f"round {i + 1}/{args.rounds}: official...", flush=True)
+                timings["official"].append(
+                    _timed("the official", official_command, env)
+                )
+        outputs = {"ours": os.path.join(out, "ours", "*.tfrecord")}
         if args.official_script:
-            print(f"round {i + 1}/{args.rounds}: official...", flush=True)
-            timings["official"].append(_timed("the official", official_command, env))
-    outputs = {"ours": os.path.join(out, "ours", "*.tfrecord")}
-    if args.official_script:
-        outputs["official"] = official_out
-    _report(args, outputs, timings, size_mb)
-    if not args.output_dir:
-        shutil.rmtree(out, ignore_errors=True)
+            outputs["official"] = official_out
+        _report(args, outputs, timings, size_mb)
+    finally:  # a failed run leaves no temporary folder behind either
+        if not args.output_dir:
+            shutil.rmtree(out, ignore_errors=True)
 
 
 def _report(args, outputs, timings, size_mb):

@@ -114,3 +114,22 @@ def test_pretraining_step_refuses_an_unknown_dtype(capsys):
     with pytest.raises(SystemExit):
         load("bench_pretraining_step").main(["--dtype", "float33"])
     assert "--dtype 'float33' is not a Keras dtype policy" in capsys.readouterr().err
+
+
+def test_create_data_removes_its_temporary_folder_when_a_run_fails(
+    tmp_path, monkeypatch
+):
+    text = tmp_path / "input.txt"
+    text.write_text("A line.\n")
+    bench = load("bench_create_data")
+    out = tmp_path / "temporary"
+    out.mkdir()
+    monkeypatch.setattr(bench.tempfile, "mkdtemp", lambda prefix: str(out))
+
+    def failing(name, command, env):
+        raise SystemExit(f"{name} data creation failed")
+
+    monkeypatch.setattr(bench, "_timed", failing)
+    with pytest.raises(SystemExit, match="our data creation failed"):
+        bench.main(["--input", str(text)])
+    assert not out.exists()
