@@ -85,6 +85,7 @@ def _run_pretrain(args):
     )
     from albert_keras.pretraining.pretrain_outputs import write_outputs
     from albert_keras.pretraining.pretraining_run import (
+        check_step_accounting,
         held_out_sizes,
         run_pretraining,
     )
@@ -94,6 +95,10 @@ def _run_pretrain(args):
     keras.utils.set_random_seed(args.seed)  # data order, masking and weights
     output_dir = args.output_dir
     config = _named_config(args)
+    # Before the data is made (hours on a large corpus), not after.
+    check_step_accounting(
+        args.steps, args.steps_per_epoch, args.save_every, args.steps_per_execution
+    )
     settings = check_pretrain_settings(args)
     if finished_run(args):
         return 0
@@ -198,7 +203,12 @@ def _strategy(args):
     if keras.backend.backend() == "tensorflow":
         from albert_keras.training.strategies import get_strategy
 
-        return get_strategy(args.strategy, args.tpu)
+        try:
+            return get_strategy(args.strategy, args.tpu)
+        except RuntimeError as error:  # no TPU reached: it names the flags
+            if args.strategy != "tpu":
+                raise
+            raise ValueError(str(error)) from error
     if args.strategy != "auto" or args.tpu:
         raise ValueError(
             f"--strategy {args.strategy} is a TensorFlow strategy; on "
