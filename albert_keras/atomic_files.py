@@ -78,6 +78,7 @@ def _temporary_then_rename(path: str):
     the rename) the temporary is removed, the old `path` is left as it was and
     the error is raised.
     """
+    path = os.fspath(path)
     temporary = temporary_path(path)
     _remove(temporary)
     recover_folder(path)

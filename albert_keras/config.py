@@ -349,7 +349,10 @@ class AlbertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path: str | os.PathLike) -> None:
-        with open(path, "w", encoding="utf-8") as f:
+        """Writes `to_json_string()` to `path` (temporary file, then rename)."""
+        from albert_keras.atomic_files import atomic_write
+
+        with atomic_write(os.fspath(path)) as f:
             f.write(self.to_json_string())
 
     def replace(self, **changes) -> AlbertConfig:

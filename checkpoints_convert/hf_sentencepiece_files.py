@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
+
+from albert_keras.atomic_files import atomic_write, copy_file
 
 HF_TOKENIZER_CONFIG = "tokenizer_config.json"
 HF_TOKENIZER_JSON = "tokenizer.json"
@@ -129,7 +130,7 @@ def write_hf_sentencepiece(folder, vocab, lowercase=None, max_length=512) -> str
         **{f"{name}_token": token for name, token in _SPECIAL.items()},
     }
     target = os.path.join(folder, SPIECE)
-    shutil.copyfile(vocab, target)
+    copy_file(os.fspath(vocab), target)
     _write_json(os.path.join(folder, HF_TOKENIZER_CONFIG), config)
     _write_json(
         os.path.join(folder, HF_TOKENIZER_JSON), _tokenizer_json(model, lowercase)
@@ -201,6 +202,6 @@ def _tokenizer_json(model, lowercase):
 
 
 def _write_json(path, value):
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_write(path) as f:
         json.dump(value, f, indent=2, sort_keys=True, ensure_ascii=False)
         f.write("\n")

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 
+from albert_keras.atomic_files import atomic_write
 from albert_keras.tokenizers.vocabulary_files import WORDPIECE_SPECIALS
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
@@ -110,7 +111,7 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
     SafetensorsFile.write(
         os.path.join(folder, SAFETENSORS), tensors, metadata={"format": "pt"}
     )
-    with open(os.path.join(folder, HF_CONFIG_FILE), "w", encoding="utf-8") as f:
+    with atomic_write(os.path.join(folder, HF_CONFIG_FILE)) as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     return folder
@@ -166,7 +167,7 @@ def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
     }
     for name, token in WORDPIECE_SPECIALS.items():
         config[f"{name}_token"] = token
-    with open(os.path.join(folder, HF_TOKENIZER_CONFIG), "w", encoding="utf-8") as f:
+    with atomic_write(os.path.join(folder, HF_TOKENIZER_CONFIG)) as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     return os.path.join(folder, "vocab.txt")

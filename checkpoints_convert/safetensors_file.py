@@ -16,6 +16,7 @@ import struct
 
 import numpy as np
 
+from albert_keras.atomic_files import atomic_write
 from checkpoints_convert.conversion_error import ConversionError
 
 # safetensors dtype names -> NumPy; BF16 is read as uint16 and widened.
@@ -147,7 +148,7 @@ class SafetensorsFile:
             offset += array.nbytes
         encoded = json.dumps(header, separators=(",", ":")).encode("utf-8")
         encoded += b" " * (-len(encoded) % 8)  # tensors start 8-byte aligned
-        with open(path, "wb") as f:
+        with atomic_write(os.fspath(path), "wb") as f:
             f.write(struct.pack("<Q", len(encoded)))
             f.write(encoded)
             for array in arrays:

@@ -183,10 +183,8 @@ def run_vocabulary(args, data_dir, train_files):
             flush=True,
         )
         train_sentencepiece(
-            train_files, prefix + ".tmp", args.vocab_size, lowercase=args.lowercase
+            train_files, prefix, args.vocab_size, lowercase=args.lowercase
         )
-        for suffix in (".vocab", ".model"):
-            os.replace(prefix + ".tmp" + suffix, prefix + suffix)
     return prefix + ".model"
 
 

@@ -7,8 +7,11 @@ the official writer deals instances to its output files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+
+from albert_keras.atomic_files import atomic_write
 
 
 def output_paths(output: str, num_shards: int) -> list[str]:
@@ -41,12 +44,14 @@ def merge_shards(temp_paths, outputs):
     """Deals the records of the per-file temporary TFRecords round-robin to shards.
 
     TFRecord frames (length, its CRC, data, its CRC) are copied as they are.
+    Each shard is written to a temporary file and renamed once all are
+    complete: a failure leaves no shard half written.
     """
     if len(temp_paths) == 1 and len(outputs) == 1:
         os.replace(temp_paths[0], outputs[0])
         return
-    writers = [open(p, "wb") for p in outputs]
-    try:
+    with contextlib.ExitStack() as stack:
+        writers = [stack.enter_context(atomic_write(p, "wb")) for p in outputs]
         count = 0
         for path in temp_paths:
             with open(path, "rb") as f:
@@ -57,7 +62,3 @@ def merge_shards(temp_paths, outputs):
                     (length,) = struct.unpack("<Q", header[:8])
                     writers[count % len(writers)].write(header + f.read(length + 4))
                     count += 1
-            os.remove(path)
-    finally:
-        for w in writers:
-            w.close()

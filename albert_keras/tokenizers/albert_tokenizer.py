@@ -8,6 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.atomic_files import atomic_write
 from albert_keras.tokenizers import unicode_tables
 from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
@@ -200,7 +201,7 @@ class AlbertTokenizer(AlbertTokenizerBase):
     # --- saving ---------------------------------------------------------------
     def save_assets(self, dir_path):
         self._require_vocabulary()
-        with open(os.path.join(dir_path, ASSET_FILE), "wb") as f:
+        with atomic_write(os.path.join(dir_path, ASSET_FILE), "wb") as f:
             f.write(self._proto)
 
     def load_assets(self, dir_path):

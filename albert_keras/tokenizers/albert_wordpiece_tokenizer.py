@@ -7,6 +7,7 @@ import os
 import keras
 import tensorflow as tf
 
+from albert_keras.atomic_files import atomic_write
 from albert_keras.tokenizers import unicode_tables
 from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
@@ -155,7 +156,7 @@ class AlbertWordPieceTokenizer(AlbertTokenizerBase):
     # --- saving ---------------------------------------------------------------
     def save_assets(self, dir_path):
         self._require_vocabulary()
-        with open(os.path.join(dir_path, ASSET_FILE), "w", encoding="utf-8") as f:
+        with atomic_write(os.path.join(dir_path, ASSET_FILE)) as f:
             f.write("\n".join(self.vocabulary) + "\n")
 
     def load_assets(self, dir_path):

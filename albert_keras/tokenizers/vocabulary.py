@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import os
 
+from albert_keras.atomic_files import atomic_write, temporary_path
+
 # The released 30k-clean.model's options (the ALBERT README's spm_train
 # command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
 # a unigram model; these user-defined symbols.
@@ -90,19 +92,27 @@ def train_sentencepiece(
         )
     lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
     os.makedirs(os.path.dirname(os.path.abspath(output_prefix)), exist_ok=True)
+    # Trained beside the target, then renamed: a kill leaves no half model.
+    temporary = temporary_path(str(output_prefix))
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(lines),
-            model_prefix=str(output_prefix),
+            model_prefix=temporary,
             vocab_size=vocab_size,
             minloglevel=2,
             num_threads=num_threads or os.cpu_count() or 1,
             **{**OFFICIAL_OPTIONS, **options},
         )
+        for suffix in (".vocab", ".model"):  # the model last: the pair is whole
+            os.replace(temporary + suffix, str(output_prefix) + suffix)
     except RuntimeError as e:
         # e.g. "Vocabulary size is too high (8000). Please set it to a value
         # <= 4107.": SentencePiece says how much the corpus allows.
         raise ValueError(f"SentencePiece could not train: {e}") from None
+    finally:
+        for suffix in (".vocab", ".model"):
+            if os.path.exists(temporary + suffix):
+                os.remove(temporary + suffix)
     return str(output_prefix) + ".model"
 
 
@@ -181,7 +191,7 @@ def build_wordpiece_vocabulary(
     )
     vocab = reserved + [token for token in vocab if token not in set(reserved)]
     os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
-    with open(output_path, "w", encoding="utf-8") as f:
+    with atomic_write(output_path) as f:
         f.write("\n".join(vocab) + "\n")
     return str(output_path)
 
