@@ -149,30 +149,27 @@ def measure(args):
     config = model.backbone.config
     inputs = batch_inputs(config, args.batch, args.length)
     int8 = quantized_copy(model)
-    folder = tempfile.mkdtemp(prefix="bench_int8_litert-")
-    dev = dev_batches(model, args) if args.dev else None
-    print("exporting the LiteRT float32 and int8 files...", flush=True)
-    files = {
-        "litert_fp32": export_litert(model, os.path.join(folder, "fp32.tflite")),
-        "litert_int8": export_litert(
-            model, os.path.join(folder, "int8.tflite"), quantization="dynamic_int8"
-        ),
-    }
-    calls = {
-        "keras_fp32_xla": keras_call(model, inputs, True),
-        "keras_int8_xla": keras_call(int8, inputs, True),
-        "keras_int8": keras_call(int8, inputs, False),
-        **{k: litert_call(path, inputs, args.threads) for k, path in files.items()},
-    }
-    reference = calls["keras_fp32_xla"]()
-    diffs = {name: max_diff(call(), reference) for name, call in calls.items()}
-    print(f"timing {len(calls)} paths, {args.seconds:g} s each...", flush=True)
-    seconds = alternating_medians(calls, args.seconds)
-    accuracy = dev_accuracy(model, int8, files, dev, args.threads) if dev else None
-    sizes = {name: os.path.getsize(path) for name, path in files.items()}
-    for path in files.values():
-        os.remove(path)
-    os.rmdir(folder)
+    with tempfile.TemporaryDirectory(prefix="bench_int8_litert-") as folder:
+        dev = dev_batches(model, args) if args.dev else None
+        print("exporting the LiteRT float32 and int8 files...", flush=True)
+        files = {
+            "litert_fp32": export_litert(model, os.path.join(folder, "fp32.tflite")),
+            "litert_int8": export_litert(
+                model, os.path.join(folder, "int8.tflite"), quantization="dynamic_int8"
+            ),
+        }
+        calls = {
+            "keras_fp32_xla": keras_call(model, inputs, True),
+            "keras_int8_xla": keras_call(int8, inputs, True),
+            "keras_int8": keras_call(int8, inputs, False),
+            **{k: litert_call(path, inputs, args.threads) for k, path in files.items()},
+        }
+        reference = calls["keras_fp32_xla"]()
+        diffs = {name: max_diff(call(), reference) for name, call in calls.items()}
+        print(f"timing {len(calls)} paths, {args.seconds:g} s each...", flush=True)
+        seconds = alternating_medians(calls, args.seconds)
+        accuracy = dev_accuracy(model, int8, files, dev, args.threads) if dev else None
+        sizes = {name: os.path.getsize(path) for name, path in files.items()}
     return {
         "config": {k: getattr(config, k) for k in SMOKE_CONFIG},
         "batch": [args.batch, args.length],

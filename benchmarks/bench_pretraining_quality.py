@@ -107,12 +107,33 @@ def read_results(output_dir):
     }
 
 
+MARK = "bench_pretraining_quality.mark"
+
+
+def fresh_output_dir(folder):
+    """Empties `folder` for a fresh run, if it is this benchmark's or empty.
+
+    A folder this benchmark did not make (a real pretraining run given as
+    --output-dir by mistake) is refused, never deleted.
+    """
+    if os.path.isdir(folder) and os.listdir(folder):
+        if not os.path.exists(os.path.join(folder, MARK)):
+            raise SystemExit(
+                f"{folder} holds files this benchmark did not write (a "
+                "pretraining run?); it empties its --output-dir for a fresh "
+                "run. Pass another --output-dir, or --resume to go on with it."
+            )
+        shutil.rmtree(folder)
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, MARK), "w").close()
+
+
 def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args, extra = parse_args(argv)
     command = pretrain_argv(args, extra)
     if not args.resume:
-        shutil.rmtree(args.output_dir, ignore_errors=True)
+        fresh_output_dir(args.output_dir)
     print("albert-keras " + " ".join(command), flush=True)
     from albert_keras.cli import main as albert_keras
 

@@ -47,3 +47,21 @@ def test_missing_files_are_refused_before_any_model_is_built(tmp_path, capsys):
         with pytest.raises(SystemExit):
             bench.parse_args(["--smoke", flag, str(tmp_path / "missing")])
         assert f"{flag} '{tmp_path / 'missing'}' not found" in capsys.readouterr().err
+
+
+def test_a_failed_run_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("bench_int8_litert", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(bench.tempfile, "tempdir", str(temporary))
+
+    def export_fails(model, path, quantization=None):
+        open(path, "wb").close()
+        raise OSError("No space left on device (injected)")
+
+    monkeypatch.setattr(bench, "export_litert", export_fails)
+    with pytest.raises(OSError, match="injected"):
+        bench.main(["--smoke", "--seconds", "0.2", "--out", str(tmp_path / "r.json")])
+    assert os.listdir(temporary) == []

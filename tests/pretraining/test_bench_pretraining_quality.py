@@ -59,3 +59,18 @@ def test_reads_the_run_files(tmp_path):
     assert result["held_out_mlm_accuracy"] == 0.1
     assert result["unigram_baseline"] == 0.05
     assert (result["training_sop_accuracy"], result["seq_per_s"]) == (0.7, 20.0)
+
+
+def test_a_folder_it_did_not_make_is_refused_not_deleted(tmp_path):
+    run = tmp_path / "runs" / "pretrain"
+    run.mkdir(parents=True)
+    (run / "pretrainer.keras").write_text("a real run")
+    with pytest.raises(SystemExit, match="did not write"):
+        bench.main(["--embedded", "--output-dir", str(run)])
+    assert (run / "pretrainer.keras").read_text() == "a real run"
+    # Its own folder is emptied for the fresh run.
+    own = tmp_path / "bench"
+    bench.fresh_output_dir(str(own))
+    (own / "metrics.json").write_text("{}")
+    bench.fresh_output_dir(str(own))
+    assert sorted(os.listdir(own)) == [bench.MARK]
