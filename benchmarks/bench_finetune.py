@@ -36,6 +36,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from albert_keras.atomic_files import write_json  # noqa: E402
+from albert_keras.cli_help import rate_or_auto  # noqa: E402
 from albert_keras.tasks import task_from_name  # noqa: E402
 from albert_keras.tasks.finetuning_run import run_finetuning  # noqa: E402
 from albert_keras.tasks.span_predictions import NULL_SCORES  # noqa: E402
@@ -258,7 +259,13 @@ def parse_args(argv=None):
     parser.add_argument("--dev-examples", type=int)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument(
+        "--learning-rate",
+        type=rate_or_auto,
+        default="auto",
+        help="peak AdamW rate; auto: by hidden size, as albert-keras finetune "
+        "(2e-4 for the small config)",
+    )
     parser.add_argument(
         "--lora-rank",
         type=int,

@@ -125,7 +125,9 @@ def fresh_output_dir(folder):
             )
         shutil.rmtree(folder)
     os.makedirs(folder, exist_ok=True)
-    open(os.path.join(folder, MARK), "w").close()
+    from albert_keras.atomic_files import write_json
+
+    write_json(os.path.join(folder, MARK), {"made_by": "bench_pretraining_quality"})
 
 
 def main(argv=None):

@@ -133,3 +133,11 @@ def test_create_data_removes_its_temporary_folder_when_a_run_fails(
     with pytest.raises(SystemExit, match="our data creation failed"):
         bench.main(["--input", str(text)])
     assert not out.exists()
+
+
+def test_finetune_learning_rate_defaults_to_the_commands_auto():
+    # docs/fine-tuning.md: "Unless a row says otherwise: AdamW 2e-4" (auto
+    # for the small config), as `albert-keras finetune`.
+    bench = load("bench_finetune")
+    assert bench.parse_args([]).learning_rate is None
+    assert bench.parse_args(["--learning-rate", "5e-5"]).learning_rate == 5e-5
