@@ -31,18 +31,31 @@ def _write_text(work):
     (work / "train.txt").write_text("\n\n".join(docs) + "\n", encoding="utf-8")
 
 
+# XLA's CPU client aborts a collective whose 8 fake devices do not all reach
+# it within 40 s. On a loaded 2-core machine that happened twice (a CI run and
+# a run beside other jobs; one device thread never arrived: "Termination
+# timeout ... Exiting") and did not come back when run again: the test
+# platform, not the job. Such a run is made once more, in a fresh folder; any
+# other failure, or a second abort, fails.
+XLA_CPU_ABORT = "Exiting to ensure a consistent program state"
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    work = tmp_path_factory.mktemp("jax_pretrain")
-    _write_text(work)
     names = ["one", "data", "model", "killed"]
-    result = subprocess.run(
-        [sys.executable, JOB, str(work), *names],
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    for attempt in range(2):
+        work = tmp_path_factory.mktemp("jax_pretrain")
+        _write_text(work)
+        result = subprocess.run(
+            [sys.executable, JOB, str(work), *names],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if result.returncode == 0 or XLA_CPU_ABORT not in result.stderr:
+            break
+        print(f"XLA CPU collective aborted (attempt {attempt + 1}); once more")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     return work, report, result.stdout
