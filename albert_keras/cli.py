@@ -62,6 +62,9 @@ def _run_info(args):
             config = AlbertConfig.from_preset(args.preset)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e)) from None
+    for flag, value in (("--batch", args.batch), ("--length", args.length)):
+        if value < 1:
+            raise UserError(f"{flag} {value}: give a positive number, e.g. {flag} 8.")
     if args.length > config.max_position_embeddings:
         raise UserError(
             f"--length {args.length} exceeds max_position_embeddings="

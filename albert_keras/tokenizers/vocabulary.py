@@ -91,7 +91,7 @@ def train_sentencepiece(
             f"Received: vocab_size={vocab_size!r}"
         )
     lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
-    os.makedirs(os.path.dirname(os.path.abspath(output_prefix)), exist_ok=True)
+    _make_parent_folder(output_prefix)
     # Trained beside the target, then renamed: a kill leaves no half model.
     temporary = temporary_path(str(output_prefix))
     try:
@@ -116,12 +116,31 @@ def train_sentencepiece(
     return str(output_prefix) + ".model"
 
 
+def _make_parent_folder(path) -> None:
+    """Creates the folder `path` goes in; ValueError naming it when it cannot."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ValueError(
+            f"Cannot write {str(path)!r}: its folder {folder!r} cannot be "
+            f"created ({e.strerror}). Give an --output in a writable folder."
+        ) from None
+
+
 def wordpiece_reserved_tokens(unused_tokens: int = 99) -> list[str]:
     """BERT's layout: `[PAD]`, `[unused1..N]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`.
 
     With the default 99 unused slots the ids are those of the release's
     `vocab_chinese.txt`: [PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102, [MASK]=103.
     """
+    if isinstance(unused_tokens, bool) or not isinstance(unused_tokens, int):
+        raise ValueError(f"`unused_tokens` must be an int. Received: {unused_tokens!r}")
+    if unused_tokens < 0:
+        raise ValueError(
+            f"--unused {unused_tokens}: the [unusedN] slots cannot be negative; "
+            "give 0 or more (99, the release's, gives [UNK]=100)."
+        )
     unused = [f"[unused{i}]" for i in range(1, unused_tokens + 1)]
     return ["[PAD]", *unused, "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -190,7 +209,7 @@ def build_wordpiece_vocabulary(
         counts, vocab_size - len(reserved), max_characters, iterations
     )
     vocab = reserved + [token for token in vocab if token not in set(reserved)]
-    os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+    _make_parent_folder(output_path)
     with atomic_write(output_path) as f:
         f.write("\n".join(vocab) + "\n")
     return str(output_path)
