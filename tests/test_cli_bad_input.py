@@ -30,3 +30,17 @@ def test_vocab_output_under_a_file_is_named(capsys, tmp_path):
     argv = ["vocab", "--input", CORPUS, "--size", "100", "--output", output]
     err = _error(capsys, argv)
     assert f"Cannot write {output!r}" in err and "writable folder" in err
+
+
+def test_create_data_output_under_a_file_is_named(capsys, tmp_path):
+    (tmp_path / "a.txt").write_text("x")
+    output = str(tmp_path / "a.txt" / "shards") + "/"
+    argv = ["create-data", "--input", CORPUS, "--output", output, "--quiet"]
+    assert f"Cannot write --output {output!r}" in _error(capsys, argv)
+
+
+def test_create_data_vocab_folder_is_not_called_missing(capsys, tmp_path):
+    output = str(tmp_path / "shards") + "/"
+    argv = ["create-data", "--input", CORPUS, "--vocab", str(tmp_path)]
+    err = _error(capsys, [*argv, "--output", output, "--quiet"])
+    assert "is a folder; pass the vocabulary file in it" in err

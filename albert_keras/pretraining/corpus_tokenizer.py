@@ -79,6 +79,11 @@ class CorpusTokenizer:
         from albert_keras.sample_text import SPM_MODEL_PATH
 
         vocab = vocab or SPM_MODEL_PATH
+        if os.path.isdir(vocab):
+            raise ValueError(
+                f"--vocab {vocab!r} is a folder; pass the vocabulary file in it "
+                "(a SentencePiece .model such as 30k-clean.model, or a vocab.txt)."
+            )
         if not os.path.isfile(vocab):
             raise ValueError(
                 f"Vocabulary file {vocab!r} not found. Pass a SentencePiece .model "

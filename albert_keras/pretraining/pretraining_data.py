@@ -183,7 +183,14 @@ def _create_instances(
     outputs = None
     if output is not None:
         outputs = output_paths(output, options.num_shards or len(paths))
-        os.makedirs(os.path.dirname(os.path.abspath(outputs[0])), exist_ok=True)
+        folder = os.path.dirname(os.path.abspath(outputs[0]))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ValueError(
+                f"Cannot write --output {output!r}: its folder {folder!r} cannot "
+                f"be created ({e.strerror}). Give a folder you can write to."
+            ) from None
     corpus_tokenizer = _corpus_tokenizer(vocab, options)
     sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
     progress = _Progress(sum(sizes) * (1 + options.dupe_factor), options.verbose)
