@@ -5,6 +5,7 @@ import pytest
 from albert_keras.cli import main
 
 CORPUS = "tests/data/pretrain/en_brown.txt"
+TASK = "tests/data/tasks/rt_sentiment/dev.jsonl"
 
 
 def _error(capsys, argv):
@@ -44,3 +45,38 @@ def test_create_data_vocab_folder_is_not_called_missing(capsys, tmp_path):
     argv = ["create-data", "--input", CORPUS, "--vocab", str(tmp_path)]
     err = _error(capsys, [*argv, "--output", output, "--quiet"])
     assert "is a folder; pass the vocabulary file in it" in err
+
+
+@pytest.mark.parametrize("flag", ["--max-seq-length", "--batch-size", "--max-examples"])
+def test_predict_refuses_a_number_below_one(tmp_path, flag):
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    keywords = {flag[2:].replace("-", "_"): 0}
+    keywords["sequence_length"] = keywords.pop("max_seq_length", None)
+    with pytest.raises(ValueError, match=f"{flag} 0: give a positive number"):
+        run_prediction(str(tmp_path), TASK, **keywords)
+
+
+@pytest.mark.parametrize("output", ["", "a.txt/p.jsonl"])
+def test_predict_output_folder_problems_are_named(tmp_path, output):
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    (tmp_path / "a.txt").write_text("x")
+    output = str(tmp_path / output)
+    with pytest.raises(ValueError, match="--output"):
+        run_prediction(str(tmp_path), TASK, output=output)
+
+
+def test_predict_model_that_is_not_a_zip_is_named(tmp_path):
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    (tmp_path / "fake.keras").write_text("not a zip")
+    with pytest.raises(ValueError, match="is not a .keras file"):
+        run_prediction(str(tmp_path / "fake.keras"), TASK)
+
+
+def test_task_file_that_is_a_folder_is_named(tmp_path):
+    from albert_keras.tasks.jsonl_records import _open_lines
+
+    with pytest.raises(ValueError, match="is a folder; pass a file in it"):
+        _open_lines(str(tmp_path))

@@ -18,6 +18,11 @@ from albert_keras.tasks.data_report import DataReport
 
 
 def _open_lines(path):
+    if os.path.isdir(path):
+        raise ValueError(
+            f"Task file {path!r} is a folder; pass a file in it (.jsonl, .csv "
+            "or .tsv, one example per line)."
+        )
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"Task file {path!r} does not exist. Pass the path of a JSON Lines "

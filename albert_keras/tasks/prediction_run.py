@@ -57,6 +57,46 @@ def fine_tuned_model_path(model: str) -> str:
     return model
 
 
+def check_request(sequence_length, batch_size, max_examples, output) -> None:
+    """ValueError naming the flag where a number or `output` cannot work."""
+    numbers = {
+        "--max-seq-length": sequence_length,
+        "--batch-size": batch_size,
+        "--max-examples": max_examples,
+    }
+    for flag, value in numbers.items():
+        if value is not None and value < 1:
+            raise ValueError(
+                f"{flag} {value}: give a positive number, or leave it out."
+            )
+    if output is None:
+        return
+    if os.path.isdir(output):
+        raise ValueError(
+            f"--output {output!r} is a folder; give a file name, e.g. "
+            f"{os.path.join(output, 'predictions.jsonl')!r}."
+        )
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise ValueError(
+            f"--output {output!r}: its folder {folder!r} is not an existing "
+            "folder; create it or give another --output."
+        )
+
+
+def _load_model(path):
+    import zipfile
+
+    import keras
+
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{path!r} is not a .keras file (those are zip archives): pass the "
+            "best.keras of `albert-keras finetune` or its output folder."
+        )
+    return keras.saving.load_model(path, compile=False)
+
+
 def _read_json(folder, name):
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
@@ -170,19 +210,18 @@ def run_prediction(
         scored); also written as JSON beside the predictions
         (`*.metrics.json`).
     """
-    import keras
-
     import albert_keras  # noqa: F401  (registers the classes)
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.backbone_loader import find_vocabulary
 
+    check_request(sequence_length, batch_size, max_examples, output)
     path = fine_tuned_model_path(model)
     folder = os.path.dirname(path) or "."
     settings, record = (
         _read_json(folder, "settings.json"),
         _read_json(folder, "metrics.json"),
     )
-    loaded = keras.saving.load_model(path, compile=False)
+    loaded = _load_model(path)
     task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)
     if vocab is None and settings.get("vocab"):
