@@ -80,3 +80,9 @@ def test_task_file_that_is_a_folder_is_named(tmp_path):
 
     with pytest.raises(ValueError, match="is a folder; pass a file in it"):
         _open_lines(str(tmp_path))
+
+
+def test_export_model_that_is_not_a_zip_is_named(capsys, tmp_path):
+    (tmp_path / "fake.keras").write_text("not a zip")
+    argv = ["export", "--model", str(tmp_path / "fake.keras"), "--no-check"]
+    assert "is not a .keras file" in _error(capsys, argv)

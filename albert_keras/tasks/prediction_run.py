@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 
 from albert_keras.atomic_files import write_json
 from albert_keras.tasks.task import Task
@@ -54,6 +55,11 @@ def fine_tuned_model_path(model: str) -> str:
             f"--model {model!r} is neither a .keras file nor a folder with "
             "best.keras (the output folder of `albert-keras finetune`)."
         )
+    if not zipfile.is_zipfile(model):
+        raise ValueError(
+            f"{model!r} is not a .keras file (those are zip archives): pass the "
+            "best.keras of `albert-keras finetune` or its output folder."
+        )
     return model
 
 
@@ -82,19 +88,6 @@ def check_request(sequence_length, batch_size, max_examples, output) -> None:
             f"--output {output!r}: its folder {folder!r} is not an existing "
             "folder; create it or give another --output."
         )
-
-
-def _load_model(path):
-    import zipfile
-
-    import keras
-
-    if not zipfile.is_zipfile(path):
-        raise ValueError(
-            f"{path!r} is not a .keras file (those are zip archives): pass the "
-            "best.keras of `albert-keras finetune` or its output folder."
-        )
-    return keras.saving.load_model(path, compile=False)
 
 
 def _read_json(folder, name):
@@ -210,6 +203,8 @@ def run_prediction(
         scored); also written as JSON beside the predictions
         (`*.metrics.json`).
     """
+    import keras
+
     import albert_keras  # noqa: F401  (registers the classes)
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.backbone_loader import find_vocabulary
@@ -221,7 +216,7 @@ def run_prediction(
         _read_json(folder, "settings.json"),
         _read_json(folder, "metrics.json"),
     )
-    loaded = _load_model(path)
+    loaded = keras.saving.load_model(path, compile=False)
     task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)
     if vocab is None and settings.get("vocab"):
