@@ -139,7 +139,7 @@ def _to_keras(args):
         raise ConversionError(
             f"--output must be a .keras file. Received: {args.output!r}"
         )
-    kwargs = {"num_classes": args.num_classes} if args.num_classes else {}
+    kwargs = {"num_classes": args.num_classes} if args.num_classes is not None else {}
     start = time.perf_counter()
     _log(f"reading {args.source} as {args.model}")
     with readable_folder(args.source) as source:
@@ -149,7 +149,7 @@ def _to_keras(args):
         report = model.conversion_report
         _log(report.summary())
         vocab = args.vocab or report.vocab_path
-        if args.text_model:
+        if args.text_model is not None:
             model = _with_tokenizer(model, vocab, args)
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
         model.save(args.output)
@@ -157,7 +157,7 @@ def _to_keras(args):
         if vocab is not None:
             _keep_vocabulary_beside(vocab, args.output)
     if args.saved_model:
-        if args.text_model:
+        if args.text_model is not None:
             model.export_serving(args.saved_model)
         else:
             model.export(args.saved_model, verbose=False)
@@ -180,7 +180,7 @@ def _check_text_model(args):
     """--text-model with a model that takes no text is refused before loading."""
     from checkpoints_convert.conversion_error import ConversionError
 
-    if args.text_model and args.model not in TEXT_MODEL_NAMES:
+    if args.text_model is not None and args.model not in TEXT_MODEL_NAMES:
         raise ConversionError(
             "--text-model wraps a classifier, multiple_choice, span_qa or "
             f"squad_v2 model (inputs are texts). Received: --model {args.model}"
@@ -389,7 +389,7 @@ def main(argv=None) -> int:
             _to_hf(args)
         else:
             _to_keras(args)
-    except (ConversionError, OSError, json.JSONDecodeError) as e:
+    except (ConversionError, OSError, ValueError) as e:
         _log(f"albert-convert: error: {e}")
         return 2
     return 0

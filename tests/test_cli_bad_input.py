@@ -86,3 +86,20 @@ def test_export_model_that_is_not_a_zip_is_named(capsys, tmp_path):
     (tmp_path / "fake.keras").write_text("not a zip")
     argv = ["export", "--model", str(tmp_path / "fake.keras"), "--no-check"]
     assert "is not a .keras file" in _error(capsys, argv)
+
+
+@pytest.mark.parametrize(
+    "flag, message",
+    [("--num-classes", "num_classes=0"), ("--text-model", "--text-model 0:")],
+)
+def test_convert_refuses_zero_instead_of_ignoring_it(capsys, tmp_path, flag, message):
+    from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from checkpoints_convert.cli import main as convert
+
+    config = AlbertConfig.from_preset("tiny")
+    source = str(tmp_path / "classifier.keras")
+    AlbertClassifier(AlbertBackbone(config), num_classes=2).save(source)
+    argv = [source, "--model", "classifier", flag, "0", "--vocab", SPM_MODEL_PATH]
+    assert convert([*argv, "--output", str(tmp_path / "out.keras")]) == 2
+    assert message in capsys.readouterr().err
