@@ -28,6 +28,26 @@ import shutil
 TEMPORARY_MARK = ".tmp-"
 
 
+def make_folder(folder: str, output: str) -> None:
+    """`os.makedirs(folder)` for the file or folder `output`; where it cannot
+    (a file in the way, no permission), a ValueError that names both.
+
+    >>> import tempfile
+    >>> file = os.path.join(tempfile.mkdtemp(), "a.txt")
+    >>> open(file, "w").close()
+    >>> make_folder(os.path.join(file, "x"), "out")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: Cannot write 'out': its folder '...' cannot be created ...
+    """
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ValueError(
+            f"Cannot write {str(output)!r}: its folder {str(folder)!r} cannot be "
+            f"created ({e.strerror}). Give an output path in a writable folder."
+        ) from None
+
+
 def temporary_path(path: str) -> str:
     """A hidden sibling of `path` that keeps its file name ending (`.keras`...)."""
     folder, name = os.path.split(os.path.abspath(path))

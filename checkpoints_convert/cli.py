@@ -131,6 +131,7 @@ def _log(message):
 
 
 def _to_keras(args):
+    from albert_keras.atomic_files import make_folder
     from checkpoints_convert.conversion_error import ConversionError
     from checkpoints_convert.loader import load_official_checkpoint
     from checkpoints_convert.preset_sources import readable_folder
@@ -151,7 +152,7 @@ def _to_keras(args):
         vocab = args.vocab or report.vocab_path
         if args.text_model is not None:
             model = _with_tokenizer(model, vocab, args)
-        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        make_folder(os.path.dirname(os.path.abspath(args.output)), args.output)
         model.save(args.output)
         _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
         if vocab is not None:

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from albert_keras.atomic_files import atomic_write
+from albert_keras.atomic_files import atomic_write, make_folder
 from albert_keras.tokenizers.vocabulary_files import WORDPIECE_SPECIALS
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import HF_CONFIG_FILE, SAFETENSORS
@@ -104,7 +104,7 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
         config["label2id"] = {f"LABEL_{i}": i for i in range(labels)}
         if labels == 1:
             config["problem_type"] = "regression"
-    os.makedirs(folder, exist_ok=True)
+    make_folder(folder, folder)
     if vocab is not None:  # first: a vocabulary refused leaves no weights
         length = backbone.config.max_position_embeddings
         write_hf_vocabulary(folder, vocab, lowercase, length)

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from albert_keras.atomic_files import make_folder
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.keras_hub_names import (
     KERAS_HUB_TASKS,
@@ -186,7 +187,7 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
         if tokenizer is not None:
             tokenizer.save_to_preset(temporary)
 
-    os.makedirs(os.path.dirname(os.path.abspath(folder)), exist_ok=True)
+    make_folder(os.path.dirname(os.path.abspath(folder)), folder)
     return save_atomically(folder, save)
 
 

@@ -7,6 +7,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.atomic_files import make_folder
 from checkpoints_convert.name_row import TRANSPOSE
 from checkpoints_convert.official_layout import (
     backbone_of,
@@ -61,7 +62,7 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
         names.append(entry.name)
         tensors.append(tf.constant(value.astype("float32")))
     folder = os.path.dirname(os.path.abspath(prefix))
-    os.makedirs(folder, exist_ok=True)
+    make_folder(folder, prefix)
     # SaveV2 is what tf.compat.v1.train.Saver runs; eager, it needs no graph.
     with tf.device("CPU:0"):
         tf.raw_ops.SaveV2(

@@ -37,7 +37,7 @@ def test_create_data_output_under_a_file_is_named(capsys, tmp_path):
     (tmp_path / "a.txt").write_text("x")
     output = str(tmp_path / "a.txt" / "shards") + "/"
     argv = ["create-data", "--input", CORPUS, "--output", output, "--quiet"]
-    assert f"Cannot write --output {output!r}" in _error(capsys, argv)
+    assert f"Cannot write {output!r}" in _error(capsys, argv)
 
 
 def test_create_data_vocab_folder_is_not_called_missing(capsys, tmp_path):
@@ -103,3 +103,17 @@ def test_convert_refuses_zero_instead_of_ignoring_it(capsys, tmp_path, flag, mes
     argv = [source, "--model", "classifier", flag, "0", "--vocab", SPM_MODEL_PATH]
     assert convert([*argv, "--output", str(tmp_path / "out.keras")]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", [[], ["--to-official"], ["--to-hf"]])
+def test_convert_output_under_a_file_is_named(capsys, tmp_path, target):
+    from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+    from checkpoints_convert.cli import main as convert
+
+    source = str(tmp_path / "pretrainer.keras")
+    AlbertPretrainer(AlbertBackbone(AlbertConfig.from_preset("tiny"))).save(source)
+    (tmp_path / "a.txt").write_text("x")
+    output = str(tmp_path / "a.txt" / ("out.keras" if not target else "out"))
+    assert convert([source, *target, "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert f"Cannot write '{output}" in err and "writable folder" in err

@@ -36,6 +36,7 @@ from collections import Counter
 
 import numpy as np
 
+from albert_keras.atomic_files import make_folder
 from albert_keras.pretraining.example_encoder import FEATURE_ORDER
 from albert_keras.pretraining.file_instances import (
     FileJob,
@@ -183,14 +184,7 @@ def _create_instances(
     outputs = None
     if output is not None:
         outputs = output_paths(output, options.num_shards or len(paths))
-        folder = os.path.dirname(os.path.abspath(outputs[0]))
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as e:
-            raise ValueError(
-                f"Cannot write --output {output!r}: its folder {folder!r} cannot "
-                f"be created ({e.strerror}). Give a folder you can write to."
-            ) from None
+        make_folder(os.path.dirname(os.path.abspath(outputs[0])), output)
     corpus_tokenizer = _corpus_tokenizer(vocab, options)
     sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
     progress = _Progress(sum(sizes) * (1 + options.dupe_factor), options.verbose)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import os
 
-from albert_keras.atomic_files import atomic_write, temporary_path
+from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
 
 # The released 30k-clean.model's options (the ALBERT README's spm_train
 # command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
@@ -91,7 +91,7 @@ def train_sentencepiece(
             f"Received: vocab_size={vocab_size!r}"
         )
     lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
-    _make_parent_folder(output_prefix)
+    make_folder(os.path.dirname(os.path.abspath(output_prefix)), output_prefix)
     # Trained beside the target, then renamed: a kill leaves no half model.
     temporary = temporary_path(str(output_prefix))
     try:
@@ -114,18 +114,6 @@ def train_sentencepiece(
             if os.path.exists(temporary + suffix):
                 os.remove(temporary + suffix)
     return str(output_prefix) + ".model"
-
-
-def _make_parent_folder(path) -> None:
-    """Creates the folder `path` goes in; ValueError naming it when it cannot."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise ValueError(
-            f"Cannot write {str(path)!r}: its folder {folder!r} cannot be "
-            f"created ({e.strerror}). Give an --output in a writable folder."
-        ) from None
 
 
 def wordpiece_reserved_tokens(unused_tokens: int = 99) -> list[str]:
@@ -209,7 +197,7 @@ def build_wordpiece_vocabulary(
         counts, vocab_size - len(reserved), max_characters, iterations
     )
     vocab = reserved + [token for token in vocab if token not in set(reserved)]
-    _make_parent_folder(output_path)
+    make_folder(os.path.dirname(os.path.abspath(output_path)), output_path)
     with atomic_write(output_path) as f:
         f.write("\n".join(vocab) + "\n")
     return str(output_path)
