@@ -238,9 +238,9 @@ def _load_keras(args, flag):
     import keras
 
     from checkpoints_convert.conversion_error import ConversionError
+    from checkpoints_convert.keras_file_loader import check_keras_file
 
-    if not os.path.isfile(args.source):
-        raise FileNotFoundError(f"No .keras file at {args.source!r}")
+    check_keras_file(args.source)
     if os.path.isfile(args.output):
         raise ConversionError(
             f"--output must be a folder with {flag}. Received the file {args.output!r}"

@@ -4,12 +4,23 @@
 from __future__ import annotations
 
 import os
+import zipfile
 
 import keras
 
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.conversion_report import ConversionReport
 from checkpoints_convert.official_layout import model_heads
+
+
+def check_keras_file(path) -> None:
+    """ConversionError naming `path` unless it is a .keras file (a zip archive)."""
+    if not zipfile.is_zipfile(path):  # False for a missing file or a folder
+        what = "is not a .keras file (those are zip archives)"
+        raise ConversionError(
+            f"{path!r} {what if os.path.isfile(path) else 'does not exist'}: pass a "
+            ".keras file saved by albert-keras (e.g. a run's best.keras)."
+        )
 
 
 def read_keras_file(path, dtype=None):
@@ -30,6 +41,7 @@ def read_keras_file(path, dtype=None):
             f"{path!r} is a .keras file, which keeps the dtype it was saved "
             "with: load it without dtype=, or convert a checkpoint instead."
         )
+    check_keras_file(path)
     model = keras.saving.load_model(path, compile=False)
     model = getattr(model, "task_model", model)  # a text model wraps one
     if not isinstance(model, keras.Model) or not hasattr(

@@ -117,3 +117,13 @@ def test_convert_output_under_a_file_is_named(capsys, tmp_path, target):
     assert convert([source, *target, "--output", output]) == 2
     err = capsys.readouterr().err
     assert f"Cannot write '{output}" in err and "writable folder" in err
+
+
+@pytest.mark.parametrize("target", [[], ["--to-hf"]])
+def test_convert_keras_source_that_is_not_a_zip_is_named(capsys, tmp_path, target):
+    from checkpoints_convert.cli import main as convert
+
+    (tmp_path / "fake.keras").write_text("not a zip")
+    argv = [str(tmp_path / "fake.keras"), *target]
+    assert convert([*argv, "--output", str(tmp_path / "out.keras")]) == 2
+    assert "is not a .keras file (those are zip archives)" in capsys.readouterr().err
