@@ -16,10 +16,10 @@ from checkpoints_convert.official_layout import model_heads
 def check_keras_file(path) -> None:
     """ConversionError naming `path` unless it is a .keras file (a zip archive)."""
     if not zipfile.is_zipfile(path):  # False for a missing file or a folder
-        what = "is not a .keras file (those are zip archives)"
+        what = "it is not a zip archive" if os.path.isfile(path) else "no such file"
         raise ConversionError(
-            f"{path!r} {what if os.path.isfile(path) else 'does not exist'}: pass a "
-            ".keras file saved by albert-keras (e.g. a run's best.keras)."
+            f"Cannot load {path!r} as a .keras model: {what}. Pass a .keras "
+            "file saved by albert-keras (e.g. a run's best.keras)."
         )
 
 

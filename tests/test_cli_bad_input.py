@@ -126,4 +126,4 @@ def test_convert_keras_source_that_is_not_a_zip_is_named(capsys, tmp_path, targe
     (tmp_path / "fake.keras").write_text("not a zip")
     argv = [str(tmp_path / "fake.keras"), *target]
     assert convert([*argv, "--output", str(tmp_path / "out.keras")]) == 2
-    assert "is not a .keras file (those are zip archives)" in capsys.readouterr().err
+    assert "as a .keras model: it is not a zip archive" in capsys.readouterr().err
