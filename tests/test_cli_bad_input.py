@@ -127,3 +127,12 @@ def test_convert_keras_source_that_is_not_a_zip_is_named(capsys, tmp_path, targe
     argv = [str(tmp_path / "fake.keras"), *target]
     assert convert([*argv, "--output", str(tmp_path / "out.keras")]) == 2
     assert "as a .keras model: it is not a zip archive" in capsys.readouterr().err
+
+
+def test_an_empty_task_file_is_called_empty_not_misnamed(tmp_path):
+    from albert_keras.tasks import ClassificationTask
+
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    task = ClassificationTask(labels=[0, 1], text_fields=("text",))
+    with pytest.raises(ValueError, match="it holds no record.$"):
+        task.read(str(tmp_path / "empty.jsonl"), require_labels=False)

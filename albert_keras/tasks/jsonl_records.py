@@ -181,6 +181,8 @@ def check_text(text, optional=False):
 def check_kept(report, examples, hint="Name the fields with the --*-field flags"):
     """Raises a ValueError naming the file, its fields and the flags to set
     (`hint`, or `hint(report)` where it is a function) when nothing is left."""
+    if not examples and not report.fields and not report.num_skipped:
+        raise ValueError(f"No example in {report.path!r}: it holds no record.")
     if not examples:
         hint = hint(report) if callable(hint) else hint
         found = (
