@@ -341,6 +341,11 @@ class AlbertConfig:
             ) from None
         except json.JSONDecodeError as e:
             raise ValueError(f"{path!r} is not valid JSON: {e}") from None
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{path!r} is not a JSON text file: pass the release's "
+                "albert_config.json."
+            ) from None
         if not isinstance(values, dict):
             raise ValueError(f"{path!r} must hold a JSON object of config fields.")
         return cls._from_values(values, source=path, required=REQUIRED_FIELDS)

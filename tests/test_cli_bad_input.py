@@ -136,3 +136,9 @@ def test_an_empty_task_file_is_called_empty_not_misnamed(tmp_path):
     task = ClassificationTask(labels=[0, 1], text_fields=("text",))
     with pytest.raises(ValueError, match="it holds no record.$"):
         task.read(str(tmp_path / "empty.jsonl"), require_labels=False)
+
+
+def test_info_config_that_is_binary_names_the_file(capsys, tmp_path):
+    (tmp_path / "model.keras").write_bytes(b"PK\x03\x04\xc9\xff binary")
+    err = _error(capsys, ["info", "--config", str(tmp_path / "model.keras")])
+    assert "model.keras' is not a JSON text file" in err
