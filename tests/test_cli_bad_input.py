@@ -142,3 +142,9 @@ def test_info_config_that_is_binary_names_the_file(capsys, tmp_path):
     (tmp_path / "model.keras").write_bytes(b"PK\x03\x04\xc9\xff binary")
     err = _error(capsys, ["info", "--config", str(tmp_path / "model.keras")])
     assert "model.keras' is not a JSON text file" in err
+
+
+def test_create_data_refuses_a_json_lines_task_file(capsys, tmp_path):
+    output = str(tmp_path / "shards") + "/"
+    argv = ["create-data", "--input", TASK, "--output", output, "--quiet"]
+    assert "is JSON Lines (its first line is a JSON object" in _error(capsys, argv)

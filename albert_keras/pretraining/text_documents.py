@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import json
 import os
 import re
 
@@ -71,6 +72,7 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
             f"{raw[e.start : e.start + 4]!r}). Convert it first, e.g. "
             f"`iconv -f latin1 -t utf-8 {path} > converted.txt`."
         ) from None
+    _refuse_json_lines(path, text)
     documents, current = [], []
     for line in text.split("\n"):
         line = line.strip()
@@ -82,6 +84,23 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
     if current:
         documents.append(current)
     return documents
+
+
+def _refuse_json_lines(path: str, text: str) -> None:
+    """A JSON Lines file (e.g. a task file) is refused, not read as prose."""
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    if not (first.startswith("{") and first.endswith("}")):
+        return
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return
+    if isinstance(record, dict):
+        raise ValueError(
+            f"{path!r} is JSON Lines (its first line is a JSON object with the "
+            f"keys {', '.join(map(str, record))}), not text: write its texts out "
+            "as plain lines (a segment per line, a blank line between documents)."
+        )
 
 
 def write_documents(path: str, documents: list[list[str]]) -> None:
