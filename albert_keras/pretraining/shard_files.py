@@ -62,3 +62,4 @@ def merge_shards(temp_paths, outputs):
                     (length,) = struct.unpack("<Q", header[:8])
                     writers[count % len(writers)].write(header + f.read(length + 4))
                     count += 1
+            os.remove(path)  # dealt: the disk holds the records about once

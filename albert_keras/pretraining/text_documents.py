@@ -88,7 +88,8 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
 
 def _refuse_json_lines(path: str, text: str) -> None:
     """A JSON Lines file (e.g. a task file) is refused, not read as prose."""
-    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    found = re.search(r"\S[^\n]*", text)  # the first non-blank line, no copy
+    first = found.group().strip() if found else ""
     if not (first.startswith("{") and first.endswith("}")):
         return
     try:
