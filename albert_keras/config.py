@@ -357,7 +357,7 @@ class AlbertConfig:
         """Writes `to_json_string()` to `path` (temporary file, then rename)."""
         from albert_keras.atomic_files import atomic_write
 
-        with atomic_write(os.fspath(path)) as f:
+        with atomic_write(path) as f:
             f.write(self.to_json_string())
 
     def replace(self, **changes) -> AlbertConfig:

@@ -59,8 +59,8 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
         model: `AlbertBackbone` or a task model (sharing "all" or "none").
         folder: created if needed.
         vocab: optional SentencePiece model (written as `spiece.model` with
-            `AlbertTokenizer` files) or WordPiece `vocab.txt` (written as
-            `vocab.txt` with a `BertTokenizer` config).
+            the `tokenizer.json` that gives our ids) or WordPiece `vocab.txt`
+            (written as `vocab.txt` with a `BertTokenizer` config).
         lowercase: the tokenizer's `do_lower_case`; default: as the
             vocabulary was made (see `write_hf_vocabulary`).
 
@@ -120,10 +120,10 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
 def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
     """Puts a vocabulary in a transformers folder; returns the file written.
 
-    A SentencePiece model becomes `spiece.model`, with the
-    `tokenizer_config.json` and `tokenizer.json` of transformers'
-    `AlbertTokenizer` that give our tokenizer's ids, cased models included
-    (`write_hf_sentencepiece`). A WordPiece
+    A SentencePiece model becomes `spiece.model`, with a `tokenizer.json`
+    and a `tokenizer_config.json` (`PreTrainedTokenizerFast`: transformers'
+    own `AlbertTokenizer` cannot give our ids) that give our tokenizer's ids,
+    cased models included (`write_hf_sentencepiece`). A WordPiece
     `vocab.txt` (`albert-keras vocab --kind wordpiece`, a `*_zh` release's
     `vocab_chinese.txt`) becomes `vocab.txt`, in the ids our tokenizer gives
     (a repeated line takes no id), with a `tokenizer_config.json` naming

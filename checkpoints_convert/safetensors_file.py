@@ -148,7 +148,7 @@ class SafetensorsFile:
             offset += array.nbytes
         encoded = json.dumps(header, separators=(",", ":")).encode("utf-8")
         encoded += b" " * (-len(encoded) % 8)  # tensors start 8-byte aligned
-        with atomic_write(os.fspath(path), "wb") as f:
+        with atomic_write(path, "wb") as f:
             f.write(struct.pack("<Q", len(encoded)))
             f.write(encoded)
             for array in arrays:
