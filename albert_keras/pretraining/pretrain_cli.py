@@ -11,10 +11,10 @@ import os
 import sys
 
 from albert_keras.cli_help import DefaultsHelpFormatter
+from albert_keras.pretraining.init_checkpoint import load_init_pretrainer
 from albert_keras.pretraining.pretrain_inputs import (
     check_input_flags,
     datasets,
-    load_init_pretrainer,
     prepare_text,
     report_data,
     resolve_defaults,
@@ -102,6 +102,10 @@ def _run_pretrain(args):
     settings = check_pretrain_settings(args)
     if finished_run(args):
         return 0
+    # Before the data is made too: a TPU that cannot be reached is refused
+    # before minutes of vocabulary training.
+    strategy = _strategy(args)
+    distribution = albert_distribution(args.distribution, args.model_shards)
     # Each process of a multi-process job makes its own copy of the data
     # (the same, from the same seed): the chief in the run, the others in
     # their private folders.
@@ -112,8 +116,6 @@ def _run_pretrain(args):
     vocab = run_vocabulary(args, data_dir, inputs)
     vocabulary_size = _vocabulary_size(vocab)
     config = _sized_config(args, config, vocab, vocabulary_size)
-    strategy = _strategy(args)
-    distribution = albert_distribution(args.distribution, args.model_shards)
     train_dataset, eval_dataset = _datasets(args, data_dir, inputs, held, vocab)
     # Recorded once the data is made: a run refused before leaves nothing
     # that would block the corrected command.

@@ -1,7 +1,7 @@
 """The inputs of an `albert-keras pretrain` run: text, vocabulary, records, model.
 
 `check_input_flags` refuses input flags that contradict each other,
-`load_init_pretrainer` loads the model a run continues, `prepare_text` holds
+`prepare_text` holds
 documents out of the input, `run_vocabulary` picks (or trains) the vocabulary
 and `run_records` makes the TFRecords once, in the run's `data/` folder, so a
 resumed run reuses them; `datasets` reads them.
@@ -16,7 +16,7 @@ import math
 import os
 
 from albert_keras.atomic_files import read_json, write_json
-from albert_keras.presets import RELEASE_ARCHIVES
+from albert_keras.pretraining.init_checkpoint import check_init_checkpoint
 from albert_keras.pretraining.record_lengths import lengths_from_records
 from albert_keras.sample_text import CORPUS_PATH, SPM_MODEL_PATH
 
@@ -75,61 +75,12 @@ def check_input_flags(args):
                 "--vocab-size trains a vocabulary for new records; --records "
                 "are already tokenized: pass the --vocab they were made with."
             )
-    init = args.init_checkpoint
-    if init and init.endswith(RELEASE_ARCHIVES) and os.path.isfile(init):
-        raise ValueError(
-            f"--init-checkpoint {init!r} is a packed release: unpack it (tar xzf "
-            f"{init}) and pass the folder, whose vocabulary is then found too."
-        )
-    if init and not _checkpoint_exists(init):
-        # Before any data is made.
-        raise FileNotFoundError(
-            f"--init-checkpoint {init!r} does not exist: pass an official "
-            "checkpoint (release folder, or prefix such as "
-            "albert_base/model.ckpt-best) or the pretrainer.keras of a run."
-        )
+    check_init_checkpoint(args.init_checkpoint)
     if args.held_out_every is not None and args.records:
         raise ValueError(
             "--held-out-every splits --input text; with --records pass the "
             "held-out set as --eval-records."
         )
-
-
-def _checkpoint_exists(path):
-    """Whether `path` is a file, folder or checkpoint prefix (gs:// too, with
-    TensorFlow)."""
-    from albert_keras.lazy_imports import installed
-
-    if not installed("tensorflow"):
-        import glob
-
-        return os.path.exists(path) or bool(glob.glob(glob.escape(path) + "*.index"))
-    from tensorflow.io import gfile
-
-    return gfile.exists(path) or bool(gfile.glob(path + "*.index"))
-
-
-def load_init_pretrainer(path):
-    """The `AlbertPretrainer` of --init-checkpoint: a `.keras` or an official one."""
-    if not path.endswith(".keras"):
-        from checkpoints_convert import load_official_checkpoint
-
-        return load_official_checkpoint(path, model="pretrainer")
-    import keras
-
-    import albert_keras.models  # noqa: F401  (registers every task model)
-    from albert_keras.models.albert_pretrainer import AlbertPretrainer
-
-    # (`check_input_flags` has checked that it exists.)
-    model = keras.saving.load_model(path, compile=False)
-    if not isinstance(model, AlbertPretrainer):
-        raise ValueError(
-            f"--init-checkpoint {path!r} holds a {type(model).__name__}, not an "
-            "AlbertPretrainer: continued pretraining needs the MLM and SOP heads. "
-            "Pass the pretrainer.keras of `albert-keras pretrain` or an official "
-            "checkpoint."
-        )
-    return model
 
 
 def prepare_text(args, data_dir):

@@ -16,6 +16,7 @@ import os
 import re
 
 from albert_keras.atomic_files import atomic_write
+from albert_keras.tokenizers.binary_files import binary_kind
 
 _SENTENCE_END = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?])"
@@ -63,6 +64,12 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
                 raw = f.read()
     except OSError as e:
         raise ValueError(f"Cannot read {path!r}: {e.strerror or e}.") from None
+    kind = binary_kind(raw[:4096])
+    if kind:
+        raise ValueError(
+            f"{path!r} is {kind}; pass UTF-8 text files (documents separated "
+            "by blank lines)."
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -15,6 +15,7 @@ import os
 import re
 
 from albert_keras.tasks.data_report import DataReport
+from albert_keras.tokenizers.binary_files import binary_kind
 
 
 def _open_lines(path):
@@ -30,6 +31,12 @@ def _open_lines(path):
         )
     with open(path, "rb") as f:
         raw = f.read()
+    kind = binary_kind(raw[:4096])
+    if kind:
+        raise ValueError(
+            f"Task file {path!r} is {kind}; pass a .jsonl, .csv or .tsv text "
+            "file, one example per line."
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -47,7 +54,7 @@ def file_format(path, lines):
     if extension in (".csv", ".tsv", ".tab"):
         return "csv" if extension == ".csv" else "tsv"
     first = next((line for line in lines if line.strip()), "")
-    if first.lstrip().startswith("{"):
+    if first.lstrip().startswith(("{", "[")):
         return "jsonl"
     return "tsv" if "\t" in first else "csv" if "," in first else "jsonl"
 
@@ -99,6 +106,9 @@ def _parsed(source, label_field="label"):
     if kind != "jsonl":
         yield from _table_rows(lines, "," if kind == "csv" else "\t", label_field)
         return
+    if next((line for line in lines if line.strip()), "").lstrip().startswith("["):
+        yield from enumerate(_json_array(source, lines), start=1)
+        return
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -108,13 +118,30 @@ def _parsed(source, label_field="label"):
             yield number, "malformed JSON"
 
 
+def _json_array(path, lines):
+    """The items of a file holding one JSON array (numbered like list input).
+
+    Read line by line, a pretty-printed array kept the lines that happen to
+    be whole objects and skipped the rest: part of the data, silently.
+    """
+    try:
+        return json.loads("\n".join(lines))
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"{path!r} starts as a JSON array but is not valid JSON ({e.msg}, "
+            f"line {e.lineno} column {e.colno}): fix it, or write JSON Lines "
+            "(one object per line)."
+        ) from None
+
+
 def read_records(source, require_labels=True, label_field="label"):
     """The records of a task file (or a list of dicts), and a report.
 
     Args:
         source: a `.jsonl`, `.csv` or `.tsv` path (CSV/TSV with a header
-            row; other extensions are recognized by their first line), or a
-            list of dicts (Python use).
+            row; other extensions are recognized by their first line; a file
+            holding one JSON array of objects is read as a list), or a list of
+            dicts (Python use).
         require_labels: skip records without a label; False keeps them with
             `label` None (files to predict on).
         label_field: the key (column) holding the label, returned as `label`.

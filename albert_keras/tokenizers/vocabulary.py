@@ -6,6 +6,7 @@ import collections
 import os
 
 from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
+from albert_keras.tokenizers.binary_files import binary_kind, read_head
 
 # The released 30k-clean.model's options (the ALBERT README's spm_train
 # command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
@@ -30,6 +31,11 @@ def read_lines(input_files) -> list[str]:
         input_files = [input_files]
     lines = []
     for path in input_files:
+        kind = binary_kind(read_head(path))
+        if kind:
+            raise ValueError(
+                f"{str(path)!r} is {kind}; a vocabulary is trained on UTF-8 text files."
+            )
         try:
             with open(path, encoding="utf-8") as f:
                 lines.extend(line.rstrip("\n") for line in f if line.strip())

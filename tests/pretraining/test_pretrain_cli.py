@@ -125,6 +125,23 @@ def test_a_packed_release_is_refused_before_any_data_is_made(tmp_path, capsys):
     assert not (tmp_path / "run" / "data").exists()
 
 
+@pytest.mark.parametrize("files", [[], ["notes.txt"]])
+def test_a_folder_without_a_checkpoint_is_refused_in_pretrain_terms(
+    tmp_path, capsys, files
+):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    for name in files:
+        (folder / name).write_text("x")
+    args = ["pretrain", "--output-dir", str(tmp_path / "run")]
+    assert main([*args, "--init-checkpoint", str(folder)]) == 2
+    error = capsys.readouterr().err
+    assert "is a folder without a checkpoint: found " in error
+    assert (", ".join(files) or "no files") in error
+    assert "preset name" not in error  # pretrain takes no preset names here
+    assert not (tmp_path / "run" / "data").exists()
+
+
 def _brown_documents(count, paragraphs):
     """The first documents of tests/data's Brown slice (48 of 10 paragraphs)."""
     from albert_test_case import corpus_path

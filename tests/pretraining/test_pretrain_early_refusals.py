@@ -2,10 +2,13 @@
 
 --steps that --steps-per-execution does not divide was refused only after
 the vocabulary and the records were made (hours on a large corpus), and
---strategy tpu without a TPU ended in a RuntimeError traceback.
+--strategy tpu without a TPU ended in a RuntimeError traceback, later refused
+only after the vocabulary and records were made.
 """
 
 import os
+
+import pytest
 
 from albert_keras.cli import main
 from albert_keras.sample_text import SPM_MODEL_PATH
@@ -16,11 +19,11 @@ TEXT = "\n\n".join(
 )
 
 
-def _pretrain(tmp_path, *flags):
+def _pretrain(tmp_path, *flags, vocab=("--vocab", SPM_MODEL_PATH)):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT + "\n", encoding="utf-8")
     args = ["pretrain", "--input", str(corpus), "--preset", "albert_tiny"]
-    args += ["--output-dir", str(tmp_path / "run"), "--vocab", SPM_MODEL_PATH]
+    args += ["--output-dir", str(tmp_path / "run"), *vocab]
     return main(args + list(flags))
 
 
@@ -32,9 +35,13 @@ def test_steps_per_execution_is_refused_before_the_data(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "run" / "data")
 
 
-def test_an_unreachable_tpu_is_an_error_naming_the_flags(tmp_path, capsys):
-    code = _pretrain(tmp_path, "--steps", "2", "--strategy", "tpu")
-    err = capsys.readouterr().err
+@pytest.mark.parametrize("vocab", [("--vocab", SPM_MODEL_PATH), ("--vocab-size", "30")])
+def test_an_unreachable_tpu_is_an_error_naming_the_flags(tmp_path, capsys, vocab):
+    code = _pretrain(tmp_path, "--steps", "2", "--strategy", "tpu", vocab=vocab)
+    out, err = capsys.readouterr()
     assert code == 2, err[-2000:]
     assert "error: --strategy tpu could not reach a local TPU" in err
     assert "Traceback" not in err
+    assert "SentencePiece vocabulary" not in out  # before any vocabulary training
+    data = tmp_path / "run" / "data"
+    assert not (data.exists() and os.listdir(data))  # and before any data

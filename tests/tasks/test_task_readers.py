@@ -233,6 +233,28 @@ def test_python_records():
         SquadTask().read([{"question": "x"}])
 
 
+@pytest.mark.parametrize("name", ["data.json", "data"])
+def test_a_json_array_file_reads_as_a_list(tmp_path, name):
+    """Pretty-printed, read line by line, such a file kept only the lines
+    that happened to be whole objects (here the last one), silently."""
+    rows = [
+        {"text": "A fine film.", "label": "good"},
+        {"text": "Dull, with a comma.", "label": "bad"},
+    ]
+    path = tmp_path / name
+    path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    task = ClassificationTask(num_classes=2, text_fields=("text",))
+    data = task.read(str(path), training=True)
+    assert [(e["text_a"], e["label"], e["line"]) for e in data.examples] == [
+        ("A fine film.", 1, 1),
+        ("Dull, with a comma.", 0, 2),
+    ]
+    broken = tmp_path / ("broken" + path.suffix)
+    broken.write_text(json.dumps(rows, indent=2)[:-3], encoding="utf-8")
+    with pytest.raises(ValueError, match="starts as a JSON array but is not valid"):
+        task.read(str(broken), training=True)
+
+
 def test_unusable_files_fail_clearly(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         task_from_name("classify").read(str(tmp_path / "missing.jsonl"))
