@@ -305,7 +305,7 @@ def _to_keras_hub(args):
             model = load_official_checkpoint(source, config=args.config)
             _log(model.conversion_report.summary())
             vocab = vocab or model.conversion_report.vocab_path
-        if vocab is not None and not vocab.endswith((".model", ".spm")):
+        if vocab not in (None, args.vocab) and not vocab.endswith((".model", ".spm")):
             _log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
             vocab = None
         save_keras_hub_preset(model, args.output, vocab=vocab)

@@ -159,7 +159,8 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     Args:
         model: `AlbertBackbone` or a task model over one.
         folder: the preset folder; replaced if it exists.
-        vocab: optional SentencePiece model (path) for the tokenizer.
+        vocab: optional SentencePiece model (path) for the tokenizer; a
+            WordPiece vocabulary is refused (keras-hub has no such tokenizer).
         dtype: dtype policy of the saved model (default: float32).
 
     Returns:
@@ -176,6 +177,7 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     folder = os.fspath(folder)
     hub = to_keras_hub_backbone(model, dtype=dtype)
     if vocab is not None:
+        _check_sentencepiece(vocab)
         _warn_tokenizer_differs(vocab)
     task = to_keras_hub_task(model, hub, vocab)
     tokenizer = None
@@ -189,6 +191,21 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     make_folder(os.path.dirname(os.path.abspath(folder)), folder)
     return save_atomically(folder, save)
+
+
+def _check_sentencepiece(vocab):
+    """keras-hub's ALBERT tokenizer is SentencePiece only: a WordPiece
+    vocabulary (the *_zh models) was a sentencepiece parse error."""
+    from albert_keras.tokenizers.vocabulary_files import read_sentencepiece_model
+
+    try:
+        read_sentencepiece_model(os.fspath(vocab))
+    except ValueError as e:
+        raise ConversionError(
+            f"keras-hub's AlbertTokenizer reads SentencePiece models only: {e} "
+            "A WordPiece vocab.txt (the *_zh models) has no keras-hub "
+            "tokenizer: leave the vocabulary out to write the backbone alone."
+        ) from None
 
 
 def _warn_tokenizer_differs(vocab):

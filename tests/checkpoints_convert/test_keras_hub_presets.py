@@ -292,3 +292,26 @@ def test_cli_takes_the_vocabulary_beside_a_keras_file(tmp_path, capsys):
     assert convert_main(argv) == 2
     assert f"--vocab {missing!r} does not exist" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "h2")
+
+
+def test_a_wordpiece_vocabulary_has_no_keras_hub_tokenizer(tmp_path, capsys):
+    """keras-hub's AlbertTokenizer is SentencePiece only. Passed with --vocab,
+    a vocab.txt was dropped with a log line and the run ended 0 with no
+    tokenizer: refused now. Found beside the model, it is still skipped."""
+    run = tmp_path / "run"
+    run.mkdir()
+    AlbertBackbone(TINY).save(run / "best.keras")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "emma", "wrote"]
+    (run / "best.vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    source, vocab = str(run / "best.keras"), str(run / "best.vocab.txt")
+    argv = [source, "--to-keras-hub", "--output", str(tmp_path / "h"), "--vocab"]
+    assert convert_main([*argv, vocab]) == 2
+    err = capsys.readouterr().err
+    assert "keras-hub's AlbertTokenizer reads SentencePiece models only" in err
+    assert "leave the vocabulary out" in err and "Traceback" not in err
+    assert not os.path.exists(tmp_path / "h")
+    assert convert_main(argv[:-1]) == 0  # the vocabulary beside it: skipped
+    assert f"{vocab} is not a SentencePiece model: no keras-hub tokenizer" in (
+        capsys.readouterr().err
+    )
+    assert not os.path.exists(tmp_path / "h" / "assets" / "tokenizer")
