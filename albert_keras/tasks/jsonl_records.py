@@ -43,7 +43,9 @@ def _open_lines(path):
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}): save the task file as UTF-8."
         ) from None
-    return text.splitlines()
+    # A byte order mark (Excel's "CSV UTF-8") would become part of the first
+    # header name or make the first JSON line malformed.
+    return text.removeprefix("\ufeff").splitlines()
 
 
 def file_format(path, lines):
@@ -73,7 +75,7 @@ def _cell(text):
     return text
 
 
-def _table_rows(lines, delimiter, label_field):
+def _table_rows(lines, delimiter, label_field, path="<table>"):
     """(line number, record or the reason it has none) for each CSV/TSV row."""
     reader = csv.reader(lines, delimiter=delimiter)
     header = None
@@ -83,6 +85,7 @@ def _table_rows(lines, delimiter, label_field):
             continue
         if header is None:
             header = [cell.strip() for cell in row]
+            _check_header(header, number, path)
             continue
         if len(row) != len(header):
             yield number, f"{len(row)} fields where the header has {len(header)}"
@@ -92,6 +95,25 @@ def _table_rows(lines, delimiter, label_field):
             label = record[label_field].strip()
             record[label_field] = _cell(label) if label else None
         yield number, record
+
+
+def _check_header(header, number, path):
+    """Refuses a header naming a column twice: one of them would be lost."""
+    seen = {}
+    for column, name in enumerate(header, start=1):
+        seen.setdefault(name, []).append(column)
+    twice = {name: columns for name, columns in seen.items() if len(columns) > 1}
+    if twice:
+        named = "; ".join(
+            f"{name!r} in columns {', '.join(map(str, columns))}"
+            for name, columns in twice.items()
+        )
+        raise ValueError(
+            f"The header of {path!r} (line {number}) names a column more than "
+            f"once ({named}): only the last would be read. Rename the columns "
+            "so that each name is used once, then name the ones to use with "
+            "the --*-field flags."
+        )
 
 
 def _parsed(source, label_field="label"):
@@ -104,7 +126,8 @@ def _parsed(source, label_field="label"):
     lines = _open_lines(source)
     kind = file_format(source, lines)
     if kind != "jsonl":
-        yield from _table_rows(lines, "," if kind == "csv" else "\t", label_field)
+        delimiter = "," if kind == "csv" else "\t"
+        yield from _table_rows(lines, delimiter, label_field, source)
         return
     if next((line for line in lines if line.strip()), "").lstrip().startswith("["):
         yield from enumerate(_json_array(source, lines), start=1)

@@ -64,7 +64,7 @@ def read_squad_file(path, training):
         )
     report = DataReport(path)
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # with or without a BOM
             dataset = json.load(f)["data"]
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
         raise ValueError(

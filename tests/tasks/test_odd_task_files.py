@@ -1,0 +1,74 @@
+"""Task files as people's tools write them: BOMs, CRLF, repeated columns,
+labels typed as floats or booleans, options of varying counts."""
+
+import json
+
+import pytest
+
+from albert_keras.tasks import task_from_name
+from albert_keras.tasks.squad_reader import read_squad_file
+
+
+def _bytes(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("excel.csv", b"\xef\xbb\xbftext,label\r\nGreat film,pos\r\nDull,neg\r\n"),
+        ("excel.tsv", b"\xef\xbb\xbftext\tlabel\r\nGreat film\tpos\r\nDull\tneg\r\n"),
+        (
+            "bom.jsonl",
+            b'\xef\xbb\xbf{"text": "Great film", "label": "pos"}\r\n'
+            b'{"text": "Dull", "label": "neg"}\r\n',
+        ),
+    ],
+)
+def test_a_byte_order_mark_is_not_part_of_the_first_field(tmp_path, name, data):
+    # Before: the CSV header read "\ufefftext" (no text field found), and the
+    # JSON line 1 was skipped as malformed JSON.
+    task = task_from_name("classify")
+    data = task.read(_bytes(tmp_path, name, data), training=True)
+    assert data.report.num_skipped == 0
+    assert [(e["text_a"], e["label"]) for e in data.examples] == [
+        ("Great film", 1),
+        ("Dull", 0),
+    ]
+    assert task.config.labels == ["neg", "pos"]
+
+
+def test_a_squad_file_with_a_byte_order_mark_reads(tmp_path):
+    squad = {
+        "data": [
+            {
+                "paragraphs": [
+                    {
+                        "context": "The cat sat.",
+                        "qas": [
+                            {
+                                "id": "q1",
+                                "question": "Who sat?",
+                                "answers": [{"text": "cat", "answer_start": 4}],
+                            }
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    data = b"\xef\xbb\xbf" + json.dumps(squad).encode()
+    examples, _, report = read_squad_file(_bytes(tmp_path, "bom.json", data), True)
+    assert report.kept == 1 and examples[0]["answer_words"] == (1, 1)
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t"])
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, delimiter):
+    # Before: the second `text` column silently replaced the first.
+    rows = ["text,text,label", "Great film,x,1", "Dull,y,0"]
+    data = "\n".join(r.replace(",", delimiter) for r in rows).encode()
+    name = "dup.csv" if delimiter == "," else "dup.tsv"
+    with pytest.raises(ValueError, match=r"'text' in columns 1, 2.*Rename"):
+        task_from_name("classify").read(_bytes(tmp_path, name, data), training=True)
