@@ -13,9 +13,9 @@ from albert_keras.tasks.jsonl_records import (
     check_text,
     collect_examples,
     find_text_fields,
-    is_near_miss,
     read_records,
 )
+from albert_keras.tasks.label_checks import check_label_lines
 from albert_keras.tasks.task import Task, majority_baseline, softmax
 from albert_keras.tasks.task_data import TaskData
 
@@ -129,16 +129,25 @@ class ClassificationTask(Task):
 
     def _set_labels(self, records):
         """The label set from the training file, refusing what looks like typos."""
-        lines = {}
+        lines, unusable = {}, []
         for number, r in records:
-            label = r["label"]
-            if isinstance(label, (int, str)) and not isinstance(label, bool):
-                lines.setdefault(_label_key(label), []).append(number)
+            key = _label_key(r["label"])
+            if key is None:
+                unusable.append(f"{r['label']!r} on line {number}")
+            else:
+                lines.setdefault(key, []).append(number)
         check_label_lines(lines)
         labels = [key[1] for key in sorted(lines)]
         if len(labels) < 2 and self.config.num_classes is None:
+            others = (
+                f" ({len(unusable)} label(s) are neither whole numbers nor "
+                f"strings: {', '.join(unusable[:3])})"
+                if unusable
+                else ""
+            )
             raise ValueError(
-                f"The training file has {len(labels)} distinct label(s) {labels}: "
+                f"The training file has {len(labels)} distinct label(s) "
+                f"{labels}{others}: "
                 "classification needs 2 or more. Declare all the classes with "
                 "--labels (e.g. --labels neg,pos; labels=[...] in Python) to "
                 "train anyway, or, if the label is a score, use --task regress "
@@ -174,7 +183,7 @@ class ClassificationTask(Task):
                 return "label is not finite"
             label = float(label)
         else:
-            key = _label_key(label) if isinstance(label, (int, str)) else None
+            key = _label_key(label)
             if key not in index and require_labels:
                 return OUTSIDE
             if key not in index:  # predicted, not scored
@@ -259,98 +268,14 @@ UNSCORED_NOTE = "label outside the label set (predicted, not scored)"
 
 
 def _label_key(value):
-    return (type(value).__name__, value)
+    """(kind, label) of a class label, or None for a value that is none.
 
-
-# A class this rare beside one this common is taken for a typo (`7` in a 0/1
-# file): declare the label set (`labels`, --labels) to train on it anyway.
-RARE_CLASS = 3
-COMMON_CLASS = 300
-# In a file of any size, a rare label that is a near-miss of one this many
-# times as common is taken for a typo (`postive` beside `pos`, `Neg` beside
-# `neg`; `jsonl_records.is_near_miss`).
-NEAR_MISS_FACTOR = 5
-
-
-def check_label_lines(lines: dict) -> None:
-    """Refuses mixed label types (`1` and `"1"`) and stray rare labels.
-
-    A label seen at most `RARE_CLASS` times is refused as a typo when it is a
-    near-miss of a label `NEAR_MISS_FACTOR` times as common (any file), or
-    when another class has `COMMON_CLASS` examples (`7` in a 0/1 file).
-
-    Args:
-        lines: {(type name, label): [line numbers]} of the training file.
-
-    Example:
-    >>> check_label_lines({("int", 1): [1], ("str", "1"): [2]})
-    Traceback (most recent call last):
-    ...
-    ValueError: The training labels mix numbers and strings ...
+    A whole float is its integer (`1.0` is class `1`: pandas writes integer
+    labels as floats once a column has a gap); true/false are their own
+    kind, never the numbers 1 and 0.
     """
-    kinds = {kind for kind, _ in lines}
-    if len(kinds) > 1:
-        shown = {
-            kind: sorted(n for (k, _), ns in lines.items() if k == kind for n in ns)
-            for kind in kinds
-        }
-        where = "; ".join(
-            f"{'strings' if kind == 'str' else 'numbers'} on line(s) "
-            f"{', '.join(map(str, numbers[:5]))}{' ...' if len(numbers) > 5 else ''}"
-            for kind, numbers in sorted(shown.items(), key=lambda kv: len(kv[1]))
-        )
-        raise ValueError(
-            f"The training labels mix numbers and strings ({where}): `1` and "
-            '`"1"` would become two classes. Write every label one way.'
-        )
-    counts = {label: ns for (_, label), ns in lines.items()}
-    _check_near_misses(counts)
-    most = max((len(ns) for ns in counts.values()), default=0)
-    rare = {label: ns for label, ns in counts.items() if len(ns) <= RARE_CLASS}
-    if rare and most >= COMMON_CLASS:
-        where = "; ".join(
-            f"{label!r} on line(s) {', '.join(map(str, ns))}"
-            for label, ns in rare.items()
-        )
-        raise ValueError(
-            f"Label(s) seen at most {RARE_CLASS} times beside a class seen "
-            f"{most} times: {where}. A typo? Fix those lines, or declare the "
-            "label set (--labels / labels=[...]) to keep them as classes."
-        )
-
-
-def _check_near_misses(counts):
-    """Refuses rare labels spelt almost like a much more common one."""
-    found = []
-    for rare, rare_lines in counts.items():
-        if len(rare_lines) > RARE_CLASS:
-            continue
-        common = [
-            label
-            for label, ns in counts.items()
-            if len(ns) >= NEAR_MISS_FACTOR * len(rare_lines)
-            and is_near_miss(rare, label)
-        ]
-        if common:
-            found.append((rare, max(common, key=lambda c: len(counts[c]))))
-    if not found:
-        return
-    typos = {rare for rare, _ in found}
-    kept = sorted(label for label in counts if label not in typos)
-    pairs = "; ".join(
-        f"{rare!r} ({_seen(counts[rare])}) looks like a typo of {label!r} "
-        f"({_seen(counts[label])})"
-        for rare, label in found
-    )
-    raise ValueError(
-        f"Rare training label(s) spelt like a common one: {pairs}. Fix those "
-        f"lines, or declare the label set with --labels {','.join(map(str, kept))} "
-        f"(labels={kept!r} in Python): rows with other labels are then skipped "
-        "and reported. To keep a rare label as a class, list it there too."
-    )
-
-
-def _seen(lines):
-    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
-    times = "1 time" if len(lines) == 1 else f"{len(lines)} times"
-    return f"{times}, line{'s' if len(lines) > 1 else ''} {shown}"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, (bool, int, str)):
+        return (type(value).__name__, value)
+    return None

@@ -72,3 +72,41 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path, delimiter):
     name = "dup.csv" if delimiter == "," else "dup.tsv"
     with pytest.raises(ValueError, match=r"'text' in columns 1, 2.*Rename"):
         task_from_name("classify").read(_bytes(tmp_path, name, data), training=True)
+
+
+def _labelled(labels):
+    return [{"text": f"review {i}", "label": v} for i, v in enumerate(labels)]
+
+
+def test_whole_float_labels_are_their_integer_classes():
+    # Before: 1.0 / 0.0 (pandas' integers once a column has a gap) were no
+    # label at all: "The training file has 0 distinct label(s) []".
+    task = task_from_name("classify")
+    data = task.read(_labelled([1.0, 0.0, 1.0, 2.0]), training=True)
+    assert task.config.labels == [0, 1, 2]
+    assert [e["label"] for e in data.examples] == [1, 0, 1, 2]
+    dev = task.read(_labelled([0, 2.0, 1]))
+    assert [e["label"] for e in dev.examples] == [0, 2, 1]
+
+
+def test_boolean_labels_are_two_classes():
+    task = task_from_name("classify")
+    data = task.read(_labelled([True, False, True]), training=True)
+    assert task.config.labels == [False, True]
+    assert [e["label"] for e in data.examples] == [1, 0, 1]
+
+
+def test_fractional_labels_are_named_in_the_refusal():
+    with pytest.raises(ValueError, match=r"neither whole numbers nor strings: 0\.5"):
+        task_from_name("classify").read(_labelled([0.5, 1.5, 0.25]), training=True)
+
+
+def test_labels_differing_only_in_case_are_refused():
+    # Before: "Positive" and "positive" became two of four classes.
+    labels = ["Positive", "negative", "positive", "Negative"] * 5
+    with pytest.raises(ValueError, match=r"'Negative' \(5 times.*and 'negative'"):
+        task_from_name("classify").read(_labelled(labels), training=True)
+    declared = task_from_name("classify", labels=["negative", "positive"])
+    data = declared.read(_labelled(labels), training=True)
+    assert [e["label"] for e in data.examples[:2]] == [0, 1]
+    assert data.report.skipped == {"label outside the label set": 10}
