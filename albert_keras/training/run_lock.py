@@ -64,7 +64,14 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         """Takes the lock or raises `RunFolderBusy` naming the holder."""
-        os.makedirs(self.folder, exist_ok=True)
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ValueError(
+                f"The output folder {self.folder!r} cannot be made: it, or a "
+                "folder above it, is a file. Pass another output folder "
+                "(--output-dir), or move the file away."
+            ) from None
         if _HELD.get(self._key):
             _HELD[self._key] += 1
             self._nested = True
