@@ -115,6 +115,11 @@ class AlbertBackbone(keras.Model):
             dtype=dtype,
             **kwargs,
         )
+        if dtype is not None:
+            # The functional constructor ignores `dtype`: without this the
+            # model would report, save and hand its heads the global policy
+            # (a mixed_bfloat16 backbone reloading in float32).
+            self.dtype_policy = dtype
         # === Config ===
         self.config = config
 

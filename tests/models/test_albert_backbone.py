@@ -134,6 +134,25 @@ def test_mixed_bfloat16_and_jit_compile():
     assert max_abs_diff(jitted, ref) < 1e-5
 
 
+def test_mixed_bfloat16_survives_save_load_and_heads(tmp_path):
+    from albert_keras import AlbertClassifier
+
+    x = random_inputs(batch=2, length=8, vocab=80)
+    bf16 = AlbertBackbone(AlbertConfig(**TINY), dtype="mixed_bfloat16")
+    randomize(bf16, seed=6, scale=0.1)
+    assert bf16.dtype_policy.name == "mixed_bfloat16"
+    # A head over it computes in bfloat16 too, as under the global policy.
+    assert AlbertClassifier(bf16, 2).classifier.compute_dtype == "bfloat16"
+    bf16.save(tmp_path / "bf16.keras")
+    loaded = keras.saving.load_model(tmp_path / "bf16.keras")
+    assert loaded.encoder.blocks[0].attention.query.compute_dtype == "bfloat16"
+    want = bf16(x)["sequence_output"]
+    assert max_abs_diff(loaded(x)["sequence_output"], want) == 0.0
+    fp32 = AlbertBackbone(AlbertConfig(**TINY))
+    fp32.set_weights(bf16.get_weights())
+    assert max_abs_diff(fp32(x)["sequence_output"], want) > 1e-4
+
+
 def test_export_serves_without_albert_keras(tmp_path):
     backbone = AlbertBackbone(AlbertConfig(**TINY))
     randomize(backbone, seed=7, scale=0.1)
