@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 
@@ -22,7 +23,8 @@ class MultipleChoiceConfig:
     """Settings of a `MultipleChoiceTask`.
 
     Args:
-        num_choices: options per example; None = the first record's count.
+        num_choices: options per example; None = the most common count of
+            the first file read (records with another count are skipped).
         sequence_length: packed length of each `[CLS] context [SEP] option
             [SEP]` row.
         context_field, question_field, options_field, label_field: the
@@ -62,6 +64,8 @@ class MultipleChoiceTask(Task):
 
     def read(self, source, training=False, require_labels=True):
         records, report = read_records(source, require_labels, self.config.label_field)
+        if self.config.num_choices is None:
+            self._set_num_choices(records)
         examples = collect_examples(
             records,
             report,
@@ -70,6 +74,18 @@ class MultipleChoiceTask(Task):
             "--options-field and --label-field",
         )
         return TaskData(examples, report)
+
+    def _set_num_choices(self, records):
+        """The most common option count (the first record's could be the
+        odd one out, and every record with another count is skipped)."""
+        counts = collections.Counter(
+            len(options)
+            for _, record in records
+            if isinstance(options := _options(record, self.config), list) and options
+        )
+        if counts:
+            (most, _), *_ = counts.most_common(1)
+            self.config = dataclasses.replace(self.config, num_choices=most)
 
     def _example(self, record, require_labels):
         c = self.config
@@ -91,6 +107,10 @@ class MultipleChoiceTask(Task):
         label = record["label"]
         if isinstance(label, str) and len(label) == 1 and "A" <= label <= "Z":
             label = ord(label) - ord("A")  # RACE-style letters
+        elif isinstance(label, str) and label.strip().isascii():
+            label = int(label) if label.strip().isdigit() else label  # "1"
+        elif isinstance(label, float) and label.is_integer():
+            label = int(label)  # 1.0
         if not (label is None and not require_labels) and (
             isinstance(label, bool)
             or not isinstance(label, int)

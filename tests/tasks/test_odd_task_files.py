@@ -110,3 +110,29 @@ def test_labels_differing_only_in_case_are_refused():
     data = declared.read(_labelled(labels), training=True)
     assert [e["label"] for e in data.examples[:2]] == [0, 1]
     assert data.report.skipped == {"label outside the label set": 10}
+
+
+def test_choice_takes_the_most_common_option_count():
+    # Before: the first record's count (2) was the task's, and the three
+    # 3-option records were skipped as "not 2 options".
+    counts = [2, 3, 3, 3, 4]
+    records = [
+        {"context": f"c{i}", "options": [f"o{j}" for j in range(n)], "label": 1}
+        for i, n in enumerate(counts)
+    ]
+    task = task_from_name("choice")
+    data = task.read(records, training=True)
+    assert task.config.num_choices == 3
+    assert [e["context"] for e in data.examples] == ["c1", "c2", "c3"]
+    assert data.report.skipped == {"not 3 options": 2}
+
+
+def test_choice_labels_written_as_strings_or_floats_are_indices():
+    # Before: "1" (JSON string) and 1.0 were "label is not an option index".
+    records = [
+        {"context": "c", "options": ["a", "b", "c"], "label": label}
+        for label in ["1", 2.0, "C", 0, "x", 1.5]
+    ]
+    data = task_from_name("choice").read(records, training=True)
+    assert [e["label"] for e in data.examples] == [1, 2, 2, 0]
+    assert data.report.skipped == {"label is not an option index": 2}
