@@ -177,6 +177,7 @@ class ClassificationTask(Task):
         if label is None and not require_labels:
             pass
         elif self.regression:
+            label = _number(label)
             if isinstance(label, bool) or not isinstance(label, (int, float)):
                 return "label is not a number"
             if not math.isfinite(label):
@@ -265,6 +266,16 @@ class ClassificationTask(Task):
 OUTSIDE = "label outside the label set"
 UNSCORED = "unscored_label"  # the example key holding that label
 UNSCORED_NOTE = "label outside the label set (predicted, not scored)"
+
+
+def _number(label):
+    """A regression target written as a string ("0.5") as its number."""
+    if isinstance(label, str):
+        try:
+            return float(label.strip())
+        except ValueError:
+            return label
+    return label
 
 
 def _label_key(value):

@@ -136,3 +136,12 @@ def test_choice_labels_written_as_strings_or_floats_are_indices():
     data = task_from_name("choice").read(records, training=True)
     assert [e["label"] for e in data.examples] == [1, 2, 2, 0]
     assert data.report.skipped == {"label is not an option index": 2}
+
+
+def test_regression_targets_written_as_strings_are_numbers():
+    # Before: "0.5" (a JSON string) was skipped as "label is not a number".
+    task = task_from_name("regress")
+    records = _labelled(["0.5", " 1.25 ", 2, "high", "nan"])
+    data = task.read(records, training=True)
+    assert [e["label"] for e in data.examples] == [0.5, 1.25, 2.0]
+    assert data.report.skipped == {"label is not a number": 1, "label is not finite": 1}
