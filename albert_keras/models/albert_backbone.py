@@ -233,8 +233,10 @@ class AlbertBackbone(keras.Model):
         >>> len(backbone.trainable_weights)
         4
         """
-        if rank < 1:
-            raise ValueError(f"`rank` must be at least 1. Received: rank={rank}")
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+            raise ValueError(
+                f"`rank` must be an integer of at least 1. Received: rank={rank!r}"
+            )
         self.trainable = True
         for layer in self._flatten_layers(include_self=False):
             layer.trainable = False

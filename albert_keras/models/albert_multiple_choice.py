@@ -53,6 +53,12 @@ class AlbertMultipleChoice(TaskModel):
     """
 
     def __init__(self, backbone, num_choices=4, dropout=0.1, **kwargs):
+        if not _is_positive_int(num_choices):
+            raise ValueError(
+                "`num_choices` must be a positive integer, the options per "
+                "example (the size of the inputs' choice axis, [batch, "
+                f"choices, length]). Received: num_choices={num_choices!r}"
+            )
         config = backbone.config
         # === Layers ===
         self.backbone = backbone
@@ -86,3 +92,7 @@ class AlbertMultipleChoice(TaskModel):
 
     def _task_config(self):
         return {"num_choices": self.num_choices, "dropout": self.dropout}
+
+
+def _is_positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

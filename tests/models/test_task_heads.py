@@ -44,6 +44,14 @@ def test_bad_num_classes():
         AlbertClassifier(AlbertBackbone(CONFIG), num_classes=0)
 
 
+@pytest.mark.parametrize("num_choices", [0, -1, None, "3", 2.0])
+def test_bad_num_choices(num_choices):
+    # num_choices=0 used to build a model answering a batch of 2 with logits
+    # [1, 0], None one returning [batch x choices, 1].
+    with pytest.raises(ValueError, match=f"num_choices={num_choices!r}"):
+        AlbertMultipleChoice(AlbertBackbone(CONFIG), num_choices=num_choices)
+
+
 def test_span_qa():
     model = AlbertSpanQA(AlbertBackbone(CONFIG))
     randomize(model, seed=3)

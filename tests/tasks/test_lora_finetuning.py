@@ -92,6 +92,17 @@ def _task():
     return RecordingTask(sequence_length=32)
 
 
+@pytest.mark.parametrize("rank", [0, 2.5, "4", True])
+def test_enable_lora_refuses_a_rank_that_is_not_a_positive_int(rank):
+    # 2.5 and "4" used to fail inside Keras ("Cannot convert '(64, 2.5)' to a
+    # shape", "'<' not supported"), True to train rank-1 adapters.
+    backbone = AlbertBackbone("albert_tiny")
+    trainable = len(backbone.trainable_weights)
+    with pytest.raises(ValueError, match=f"rank={rank!r}"):
+        backbone.enable_lora(rank)
+    assert len(backbone.trainable_weights) == trainable  # nothing frozen
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """A LoRA run that never failed: its task, result, folder and printout."""
