@@ -45,7 +45,12 @@ def _open_lines(path):
         ) from None
     # A byte order mark (Excel's "CSV UTF-8") would become part of the first
     # header name or make the first JSON line malformed.
-    return text.removeprefix("\ufeff").splitlines()
+    # Lines end at \n, \r\n or \r only: `str.splitlines` also splits at
+    # U+2028, U+0085, form feeds..., which JSON strings hold unescaped.
+    return _LINE_END.split(text.removeprefix("\ufeff"))
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def file_format(path, lines):
@@ -75,17 +80,30 @@ def _cell(text):
     return text
 
 
+OPEN_QUOTE = (
+    'in a field opened by a " and not closed on its line (remove the quote, '
+    'or quote the whole field and double the quotes in it: "a ""b"" c")'
+)
+
+
 def _table_rows(lines, delimiter, label_field, path="<table>"):
     """(line number, record or the reason it has none) for each CSV/TSV row."""
-    reader = csv.reader(lines, delimiter=delimiter)
-    header = None
+    # With their line ends: a quoted field may hold a line break.
+    reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter)
+    header, last = None, 0
     for row in reader:
-        number = reader.line_num
+        number, last = last + 1, reader.line_num  # a quoted field may span lines
         if not any(cell.strip() for cell in row):
             continue
         if header is None:
             header = [cell.strip() for cell in row]
             _check_header(header, number, path)
+            continue
+        if last > number and (len(row) != len(header) or _swallowed(row, delimiter)):
+            # A stray `"` opened a field that swallowed the lines after it:
+            # each of them is lost, not one record.
+            for line in range(number, last + 1):
+                yield line, OPEN_QUOTE
             continue
         if len(row) != len(header):
             yield number, f"{len(row)} fields where the header has {len(header)}"
@@ -95,6 +113,12 @@ def _table_rows(lines, delimiter, label_field, path="<table>"):
             label = record[label_field].strip()
             record[label_field] = _cell(label) if label else None
         yield number, record
+
+
+def _swallowed(row, delimiter):
+    """Whether a TSV field holds whole rows (a line break, then a tab): a
+    text never does; a stray quote that a later one closed does."""
+    return delimiter == "\t" and any("\t" in cell.partition("\n")[2] for cell in row)
 
 
 def _check_header(header, number, path):

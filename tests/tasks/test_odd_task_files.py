@@ -6,6 +6,7 @@ import json
 import pytest
 
 from albert_keras.tasks import task_from_name
+from albert_keras.tasks.jsonl_records import OPEN_QUOTE
 from albert_keras.tasks.squad_reader import read_squad_file
 
 
@@ -145,3 +146,41 @@ def test_regression_targets_written_as_strings_are_numbers():
     data = task.read(records, training=True)
     assert [e["label"] for e in data.examples] == [0.5, 1.25, 2.0]
     assert data.report.skipped == {"label is not a number": 1, "label is not finite": 1}
+
+
+def test_a_quoted_field_keeps_its_line_break(tmp_path):
+    # Before: the file was split into lines first, so "multi\nline" was
+    # read as "multiline".
+    path = _bytes(tmp_path, "ml.csv", b'text,label\n"multi\nline text",1\nplain,0\n')
+    data = task_from_name("classify").read(path, training=True)
+    assert [e["text_a"] for e in data.examples] == ["multi\nline text", "plain"]
+
+
+def test_json_strings_may_hold_unicode_line_separators(tmp_path):
+    # Before: str.splitlines split the JSON lines at U+2028, U+0085 and form
+    # feeds (valid unescaped in JSON strings): the records were lost as
+    # malformed JSON.
+    texts = ["first\u2028second", "a \x85 b", "page\x0cbreak"]
+    lines = [
+        json.dumps({"text": t, "label": i % 2}, ensure_ascii=False)
+        for i, t in enumerate(texts)
+    ]
+    path = _bytes(tmp_path, "u.jsonl", "\n".join(lines).encode())
+    data = task_from_name("classify").read(path, training=True)
+    assert [e["text_a"] for e in data.examples] == texts
+    assert data.report.num_skipped == 0
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_stray_quote_counts_every_line_it_swallows(tmp_path, closed):
+    # Before: a `"` opening a TSV field read the lines after it into that
+    # field: one record skipped (or kept, with the rows as its text) where
+    # several were lost.
+    rows = ["fine\t1", "poor\t0", '"Bad movie\t0', "good one\t1", "nice\t1"]
+    rows += ['a "closing" one\t1', "great\t1"] if closed else ["awful\t0"]
+    path = _bytes(tmp_path, "q.tsv", "\n".join(["text\tlabel", *rows]).encode())
+    data = task_from_name("classify").read(path, training=True)
+    assert data.report.skipped == {OPEN_QUOTE: 4}
+    assert data.report.where[OPEN_QUOTE] == [4, 5, 6, 7]
+    kept = ["fine", "poor", "great"] if closed else ["fine", "poor"]
+    assert [e["text_a"] for e in data.examples] == kept
