@@ -67,6 +67,23 @@ def test_predict_output_folder_problems_are_named(tmp_path, output):
         run_prediction(str(tmp_path), TASK, output=output)
 
 
+@pytest.mark.parametrize("output", ["test.csv", "./test.csv", "test.metrics.json"])
+def test_predict_output_that_is_the_input_is_refused(
+    capsys, tmp_path, monkeypatch, output
+):
+    """`--output` naming the input (or its .metrics.json naming it) would
+    replace the data with the predictions: refused, the file left as it was."""
+    monkeypatch.chdir(tmp_path)
+    data = "text,label\ngood,1\n"
+    name = "test.metrics.json" if output.endswith(".json") else "test.csv"
+    (tmp_path / name).write_text(data)
+    given = "test.jsonl" if output.endswith(".json") else output
+    argv = ["predict", "--model", str(tmp_path), "--input", name, "--output", given]
+    err = _error(capsys, argv)
+    assert f"--output {given!r} would overwrite the --input file {name!r}" in err
+    assert (tmp_path / name).read_text() == data
+
+
 def test_predict_model_that_is_not_a_zip_is_named(tmp_path):
     from albert_keras.tasks.prediction_run import run_prediction
 

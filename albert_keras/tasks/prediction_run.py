@@ -90,6 +90,30 @@ def check_request(sequence_length, batch_size, max_examples, output) -> None:
         )
 
 
+def check_output_is_not_input(input, output) -> None:
+    """ValueError where `--output` (or the `.metrics.json` written beside it)
+    is the `--input` file: writing it would replace the data predicted.
+
+    Args:
+        input: the task file predicted.
+        output: the predictions file asked for (None: the default, beside
+            the model, never the input).
+
+    Example:
+    >>> check_output_is_not_input("test.jsonl", "predictions.jsonl")
+    """
+    if output is None:
+        return
+    written = (output, os.path.splitext(output)[0] + ".metrics.json")
+    if any(os.path.realpath(path) == os.path.realpath(input) for path in written):
+        raise ValueError(
+            f"--output {output!r} would overwrite the --input file {input!r} "
+            "(the predictions, or the .metrics.json beside them): give another "
+            "--output, or leave it out for predictions-<input name> beside the "
+            "model."
+        )
+
+
 def _read_json(folder, name):
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
@@ -210,6 +234,7 @@ def run_prediction(
     from checkpoints_convert.backbone_loader import find_vocabulary
 
     check_request(sequence_length, batch_size, max_examples, output)
+    check_output_is_not_input(input, output)
     path = fine_tuned_model_path(model)
     folder = os.path.dirname(path) or "."
     settings, record = (
