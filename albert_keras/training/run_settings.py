@@ -79,11 +79,7 @@ def check_run_settings(
     settings = _plain_json(settings)
     changes = []
     if recorded is not None and recorded != settings:
-        changes = [
-            describe_change(key, recorded.get(key), settings.get(key))
-            for key in sorted(set(recorded) | set(settings))
-            if recorded.get(key) != settings.get(key)
-        ]
+        changes = _changes(recorded, settings)
         if not force_resume:
             raise SettingsChanged(
                 f"{folder} holds a run started with other settings "
@@ -131,6 +127,21 @@ def describe_change(key, then, now) -> str:
         return f"{key}: other contents (SHA-256 {then[:8]} then, {now[:8]} now)"
     then, now = ("the default" if v is None else repr(v) for v in (then, now))
     return f"{key}: {then} then, {now} now"
+
+
+def _changes(then: dict, now: dict, prefix: str = "") -> list[str]:
+    """Each differing value, "task.config.sequence_length: 16 then, 32 now":
+    nested settings (a task's config) by the key that changed, not whole."""
+    changes = []
+    for key in sorted(set(then) | set(now)):
+        a, b = then.get(key), now.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            changes += _changes(a, b, f"{prefix}{key}.")
+        else:
+            changes.append(describe_change(prefix + key, a, b))
+    return changes
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}").fullmatch
