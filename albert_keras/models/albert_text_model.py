@@ -39,6 +39,9 @@ class AlbertTextModel(keras.Model):
         sequence_length: int. Packed length (at most the model's
             `max_position_embeddings`).
         dynamic_length: bool. Pad each batch only to its longest row.
+        pairs: bool. The task model was trained on pairs: the SavedModel's
+            `serving_default` (what TF Serving calls when no signature is
+            named) is then `serve_pairs`, not `serve` (single texts).
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
@@ -58,6 +61,7 @@ class AlbertTextModel(keras.Model):
         sequence_length=128,
         dynamic_length=False,
         packer=None,
+        pairs=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -70,6 +74,7 @@ class AlbertTextModel(keras.Model):
         self.tokenizer = tokenizer
         self.sequence_length = sequence_length
         self.dynamic_length = bool(dynamic_length)
+        self.pairs = bool(pairs)
         self.packer = packer
         # The task model holds every weight and is built; the rest has none.
         self.built = True
@@ -99,10 +104,11 @@ class AlbertTextModel(keras.Model):
         """`keras.Model.predict` that also takes lists of strings.
 
         Pairs go as a dict `{"text_a": [...], "text_b": [...]}` (a tuple would
-        be read as (x, y) by Keras). An empty batch gives empty outputs; inputs
-        of different batch sizes are refused by name.
+        be read as (x, y) by Keras). A single string is a batch of one, as in
+        the call. An empty batch gives empty outputs; inputs of different
+        batch sizes are refused by name.
         """
-        x = self._as_tensors(x)
+        x = keras.tree.map_structure(_one_text_as_batch, self._as_tensors(x))
         named = x.items() if isinstance(x, dict) else enumerate(keras.tree.flatten(x))
         sizes = {key: t.shape[0] for key, t in named if _is_batch(t)}
         if len(set(sizes.values())) > 1:
@@ -137,7 +143,7 @@ class AlbertTextModel(keras.Model):
     def pack(self, inputs):
         """The task model's inputs (dict of int32 [batch, length]) for texts."""
         if isinstance(inputs, dict):
-            inputs = (inputs["text_a"], inputs["text_b"])
+            inputs = self._two_inputs(inputs, "text_a", "text_b", "A text model")
         if isinstance(inputs, (tuple, list)) and len(inputs) == 2:
             if not isinstance(inputs[0], (str, bytes)):
                 a, b = (tf.reshape(tf.convert_to_tensor(t), [-1]) for t in inputs)
@@ -177,16 +183,19 @@ class AlbertTextModel(keras.Model):
         archive.write_out(filepath, verbose=verbose)
 
     def _add_endpoints(self, archive):
-        """The SavedModel's signatures (a subclass serves other inputs)."""
+        """The SavedModel's signatures (a subclass serves other inputs); the
+        first one added is also `serving_default`."""
         spec = tf.TensorSpec([None], tf.string)
-        archive.add_endpoint(
-            "serve", lambda texts: self(texts, training=False), input_signature=[spec]
-        )
-        archive.add_endpoint(
-            "serve_pairs",
-            lambda text_a, text_b: self((text_a, text_b), training=False),
-            input_signature=[spec, spec],
-        )
+        endpoints = [
+            ("serve", lambda texts: self(texts, training=False), [spec]),
+            (
+                "serve_pairs",
+                lambda text_a, text_b: self((text_a, text_b), training=False),
+                [spec, spec],
+            ),
+        ]
+        for name, function, signature in endpoints[:: -1 if self.pairs else 1]:
+            archive.add_endpoint(name, function, input_signature=signature)
 
     def quantize(self, mode=None, **kwargs):
         """`task_model.quantize(mode, ...)`: the tokenizer has nothing to quantize.
@@ -213,6 +222,7 @@ class AlbertTextModel(keras.Model):
             "sequence_length": self.sequence_length,
             "dynamic_length": self.dynamic_length,
             "packer": keras.saving.serialize_keras_object(self.packer),
+            **({"pairs": True} if self.pairs else {}),
         }
 
     @classmethod
@@ -279,6 +289,14 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     else:
         text_model = AlbertTextModel
     return text_model(task_model, tokenizer, sequence_length, **kwargs)
+
+
+def _one_text_as_batch(value):
+    """A single string as a batch of one, as the call takes it (Keras' predict
+    needs a batch axis)."""
+    if isinstance(value, tf.Tensor) and value.shape.rank == 0:
+        return tf.reshape(value, [1])
+    return value
 
 
 def _is_batch(value):

@@ -73,3 +73,32 @@ def test_predict_of_a_full_batch_is_unchanged(models):
     pairs = {"text_a": ["It rains.", "Dull."], "text_b": ["It is wet.", ""]}
     predicted = model.predict(pairs, verbose=0)["logits"]
     np.testing.assert_allclose(predicted, model(pairs)["logits"], atol=1e-6)
+
+
+ONE = {
+    "pairs": {"text_a": "It rains.", "text_b": "It is wet."},
+    "qa": {"question": "Who came?", "context": "Mr. Darcy came."},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ONE))
+def test_predict_takes_one_text_as_a_batch_of_one(models, kind):
+    # It used to fail in Keras with "IndexError: tuple index out of range".
+    model = models[kind]
+    batch = {key: [text] for key, text in ONE[kind].items()}
+    predicted = model.predict(ONE[kind], verbose=0)
+    for name, value in model.predict(batch, verbose=0).items():
+        assert predicted[name].shape == value.shape and value.shape[0] == 1, name
+        np.testing.assert_array_equal(predicted[name], value)
+    single = models["pairs"].predict("Dull.", verbose=0)["logits"]
+    np.testing.assert_array_equal(
+        single, models["pairs"].predict(["Dull."], verbose=0)["logits"]
+    )
+
+
+@pytest.mark.parametrize("inputs", [{"text_a": ["It rains."]}, {"text": ["Dull."]}])
+def test_a_pair_dict_without_its_keys_is_refused_by_name(models, inputs):
+    # It used to be a bare KeyError: 'text_b'.
+    message = r"takes \{'text_a': ..., 'text_b': ...\}. Missing"
+    with pytest.raises(ValueError, match=message):
+        models["pairs"](inputs)
