@@ -240,7 +240,9 @@ class ClassificationTask(Task):
     def text_model(self, model, tokenizer, best=None):
         from albert_keras.models import AlbertTextModel
 
-        return AlbertTextModel(model, tokenizer, self.config.sequence_length)
+        return AlbertTextModel(
+            model, tokenizer, self.config.sequence_length, pairs=self.config.pairs
+        )
 
     def scored(self, data):
         """The examples with a label in the label set (a file may mix them

@@ -231,3 +231,28 @@ def test_choice_text_model_errors(choice_model):
         choice_model((CONTEXTS[:2], OPTIONS))
     with pytest.raises(ValueError, match="feeds an AlbertMultipleChoice"):
         AlbertChoiceTextModel(choice_model.task_model.backbone, choice_model.tokenizer)
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_serving_default_of_a_pair_model_takes_pairs(text_model, tmp_path, pairs):
+    """TF Serving calls `serving_default` when no signature is named: for a
+    model trained on pairs it takes (text_a, text_b), not single texts."""
+    from albert_keras.tasks import task_from_name
+
+    task = task_from_name("pair" if pairs else "classify", sequence_length=32)
+    model = task.text_model(text_model.task_model, text_model.tokenizer)
+    assert model.pairs == pairs
+    model.save(tmp_path / "m.keras")
+    assert keras.saving.load_model(tmp_path / "m.keras").pairs == pairs
+    model.export(str(tmp_path / "serving"), verbose=False)
+    default = tf.saved_model.load(str(tmp_path / "serving")).signatures[
+        "serving_default"
+    ]
+    a, b = tf.constant(TEXTS), tf.constant(TEXTS[::-1])
+    if pairs:
+        assert sorted(default.structured_input_signature[1]) == ["text_a", "text_b"]
+        got, expected = default(text_a=a, text_b=b), model((a, b))
+    else:
+        assert sorted(default.structured_input_signature[1]) == ["texts"]
+        got, expected = default(texts=a), model(a)
+    assert max_abs_diff(got["logits"], expected["logits"]) < 1e-5
