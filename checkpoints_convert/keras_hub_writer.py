@@ -177,7 +177,7 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     folder = os.fspath(folder)
     hub = to_keras_hub_backbone(model, dtype=dtype)
     if vocab is not None:
-        _check_sentencepiece(vocab)
+        _check_sentencepiece(vocab, hub.vocabulary_size)
         _warn_tokenizer_differs(vocab)
     task = to_keras_hub_task(model, hub, vocab)
     tokenizer = None
@@ -193,19 +193,27 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     return save_atomically(folder, save)
 
 
-def _check_sentencepiece(vocab):
+def _check_sentencepiece(vocab, vocab_size):
     """keras-hub's ALBERT tokenizer is SentencePiece only: a WordPiece
-    vocabulary (the *_zh models) was a sentencepiece parse error."""
+    vocabulary (the *_zh models) was a sentencepiece parse error. Its ids
+    must fit the model's `vocab_size` embeddings."""
     from albert_keras.tokenizers.vocabulary_files import read_sentencepiece_model
 
     try:
-        read_sentencepiece_model(os.fspath(vocab))
+        _, processor = read_sentencepiece_model(os.fspath(vocab))
     except ValueError as e:
         raise ConversionError(
             f"keras-hub's AlbertTokenizer reads SentencePiece models only: {e} "
             "A WordPiece vocab.txt (the *_zh models) has no keras-hub "
             "tokenizer: leave the vocabulary out to write the backbone alone."
         ) from None
+    if processor.get_piece_size() > vocab_size:
+        raise ConversionError(
+            f"The tokenizer {os.fspath(vocab)!r} has {processor.get_piece_size()} "
+            f"tokens but the model embeds {vocab_size}: its ids would fall "
+            "outside the embeddings. Pass the vocabulary the model was "
+            "pretrained with (or leave it out to write the backbone alone)."
+        )
 
 
 def _warn_tokenizer_differs(vocab):

@@ -24,7 +24,7 @@ from checkpoints_convert.preset_sources import RELEASE_URL
 keras_hub = pytest.importorskip("keras_hub")  # in the test extra
 
 TINY = {
-    "vocab_size": 100,
+    "vocab_size": 8000,  # the embedded SentencePiece model's, saved beside
     "embedding_size": 16,
     "hidden_size": 32,
     "num_hidden_layers": 4,
@@ -315,3 +315,19 @@ def test_a_wordpiece_vocabulary_has_no_keras_hub_tokenizer(tmp_path, capsys):
         capsys.readouterr().err
     )
     assert not os.path.exists(tmp_path / "h" / "assets" / "tokenizer")
+
+
+def test_a_vocabulary_larger_than_the_embeddings_is_refused(tmp_path):
+    """The 8,000-piece model beside a 100-token backbone was written: keras-hub
+    then looked ids up past the embedding table (an error on CPU, zeros on
+    GPU). `with_tokenizer` refuses the same pairing."""
+    folder = tmp_path / "preset"
+    small = AlbertBackbone(dict(TINY, vocab_size=100))
+    with pytest.raises(ConversionError, match="has 8000 tokens but the model embeds"):
+        small.save_to_preset(folder, tokenizer=SPM_MODEL_PATH)
+    assert not os.path.exists(folder)
+    fits = AlbertBackbone(TINY)
+    with pytest.warns(UserWarning, match="does not lowercase"):
+        fits.save_to_preset(folder, tokenizer=SPM_MODEL_PATH)
+    tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(folder))
+    assert tokenizer.vocabulary_size() == 8000
