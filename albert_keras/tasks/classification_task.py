@@ -53,6 +53,7 @@ class ClassificationConfig:
 
     def __post_init__(self):
         if self.labels is not None:
+            _check_declared(self.labels)
             if self.num_classes is None:
                 self.num_classes = len(self.labels)
             elif self.num_classes != len(self.labels):
@@ -268,6 +269,24 @@ class ClassificationTask(Task):
 OUTSIDE = "label outside the label set"
 UNSCORED = "unscored_label"  # the example key holding that label
 UNSCORED_NOTE = "label outside the label set (predicted, not scored)"
+
+
+def _check_declared(labels):
+    """Refuses a declared label set with a label twice, or fewer than two."""
+    keys = [_label_key(label) for label in labels]
+    twice = sorted({repr(k[1]) for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(
+            f"The label set {list(labels)} names {', '.join(twice)} more than "
+            "once: each class would be a class of its own, one of them never "
+            "trained. List each label once (--labels, labels=[...])."
+        )
+    if len(labels) < 2:
+        raise ValueError(
+            f"The label set {list(labels)} has {len(labels)} label(s): "
+            "classification needs 2 or more. List all the classes (--labels "
+            "neg,pos); for a score use --task regress (num_classes=1)."
+        )
 
 
 def _number(label):

@@ -84,12 +84,25 @@ class FinetuningOptions:
             raise ValueError(
                 f"Unknown optimizer {self.optimizer!r}. Allowed: adamw, adamw_official"
             )
-        for name in ("epochs", "batch_size"):
-            if getattr(self, name) < 1:
+        for name in ("epochs", "batch_size", "max_train_examples", "max_dev_examples"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
                 raise ValueError(
-                    f"`{name}` must be at least 1. Received: "
-                    f"{name}={getattr(self, name)}"
+                    f"`{name}` (--{name.replace('_', '-')}) must be at least 1"
+                    + ("" if name in ("epochs", "batch_size") else " (or unset: all)")
+                    + f". Received: {name}={value}"
                 )
+        if not 0 <= self.warmup_fraction <= 1:
+            raise ValueError(
+                "`warmup_fraction` (--warmup-fraction) is the share of the steps "
+                "spent warming up: give a number from 0 to 1 (0.1 is the "
+                f"official recipes'). Received: warmup_fraction={self.warmup_fraction}"
+            )
+        if self.patience < 0:
+            raise ValueError(
+                "`patience` (--patience) is a number of epochs: give 0 or more. "
+                f"Received: patience={self.patience}"
+            )
         if self.lora_rank is not None and self.lora_rank < 0:
             raise ValueError(
                 "`lora_rank` must be 0 or None (full fine-tuning) or at least 1. "

@@ -184,3 +184,41 @@ def test_a_stray_quote_counts_every_line_it_swallows(tmp_path, closed):
     assert data.report.where[OPEN_QUOTE] == [4, 5, 6, 7]
     kept = ["fine", "poor", "great"] if closed else ["fine", "poor"]
     assert [e["text_a"] for e in data.examples] == kept
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ("0,1,1", r"names 1 more than once"),  # before: 3 classes, one never trained
+        ("0", r"has 1 label\(s\): classification needs 2"),  # before: regression
+        ("pos", r"has 1 label\(s\)"),
+    ],
+)
+def test_a_declared_label_set_must_name_two_distinct_labels(labels, message):
+    from albert_keras.cli import build_parser
+    from albert_keras.tasks.finetune_cli import _task
+
+    argv = ["finetune", "--task", "classify", "--train", "t", "--dev", "d"]
+    args = build_parser().parse_args([*argv, "--labels", labels])
+    with pytest.raises(ValueError, match=message):
+        _task(args)
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ({"max_train_examples": 0}, r"--max-train-examples\) must be at least 1"),
+        ({"max_dev_examples": -5}, r"--max-dev-examples\) must be at least 1"),
+        ({"warmup_fraction": 1.5}, r"from 0 to 1"),
+        ({"patience": -1}, r"give 0 or more"),
+        ({"epochs": 0}, r"`epochs` \(--epochs\) must be at least 1"),
+    ],
+)
+def test_training_options_out_of_range_are_refused(option, message):
+    # Before: --max-train-examples 0 trained on no example at all, -5 failed
+    # in numpy ("negative dimensions are not allowed"), --warmup-fraction 1.5
+    # was used as given.
+    from albert_keras.tasks.finetuning_options import FinetuningOptions
+
+    with pytest.raises(ValueError, match=message):
+        FinetuningOptions(**option)
