@@ -71,7 +71,7 @@ def read_squad_file(path, training):
             f"{path!r} is not SQuAD JSON ({type(e).__name__}: {e}): expected "
             '{"data": [{"paragraphs": [{"context": ..., "qas": [...]}]}]}.'
         ) from None
-    examples, number = [], 0
+    examples, number, ids = [], 0, {}
     for article in dataset:
         for paragraph in article.get("paragraphs", []):
             context = paragraph.get("context")
@@ -83,6 +83,7 @@ def read_squad_file(path, training):
             words, char_to_word = split_words(context)
             for qa in paragraph.get("qas", []):
                 number += 1
+                _check_id(qa, number, ids, report)
                 example = _squad_example(
                     qa, context, words, char_to_word, training, number
                 )
@@ -98,6 +99,25 @@ def read_squad_file(path, training):
         "(question, id, answers)",
     )
     return examples, dataset, report
+
+
+def _check_id(qa, number, ids, report):
+    """Names a question without an id ("question-N", in the data read, so
+    the evaluation sees it too); refuses an id used twice: answers and
+    scores are kept by id, and one question's would replace the other's."""
+    if not isinstance(qa, dict):
+        return
+    if qa.get("id") in (None, ""):
+        qa["id"] = f"question-{number}"
+        report.note(number, 'no id: named "question-N" (N its number)')
+    qid = qa["id"]
+    if qid in ids:
+        raise ValueError(
+            f"{report.path!r}: questions {ids[qid]} and {number} have the same "
+            f"id {qid!r}. Answers and scores are kept by id, so one would "
+            "replace the other: give each question its own id."
+        )
+    ids[qid] = number
 
 
 def _squad_example(qa, context, words, char_to_word, training, number):

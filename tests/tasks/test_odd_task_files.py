@@ -222,3 +222,34 @@ def test_training_options_out_of_range_are_refused(option, message):
 
     with pytest.raises(ValueError, match=message):
         FinetuningOptions(**option)
+
+
+def _squad_file(tmp_path, qas):
+    paragraph = {"context": "The cat sat on the mat.", "qas": qas}
+    data = json.dumps({"version": "v2.0", "data": [{"paragraphs": [paragraph]}]})
+    return _bytes(tmp_path, "squad.json", data.encode())
+
+
+def test_squad_questions_without_ids_are_named_and_scored(tmp_path):
+    # Before: every such question had the id "": their answers collapsed to
+    # one, and the dev evaluation failed with KeyError: 'id'.
+    from albert_keras.tasks.squad_evaluation import squad_evaluate
+
+    cat = {"question": "Who sat?", "answers": [{"text": "cat", "answer_start": 4}]}
+    mat = {"question": "On what?", "answers": [{"text": "mat", "answer_start": 19}]}
+    path = _squad_file(tmp_path, [cat, mat])
+    examples, dataset, report = read_squad_file(path, training=False)
+    assert [e["id"] for e in examples] == ["question-1", "question-2"]
+    assert report.noted == {'no id: named "question-N" (N its number)': 2}
+    scores = squad_evaluate(dataset, {"question-1": "cat", "question-2": "sofa"})
+    assert (scores["exact"], scores["total"]) == (50.0, 2)
+
+
+def test_squad_ids_used_twice_are_refused(tmp_path):
+    qas = [
+        {"id": "a", "question": "Who sat?", "answers": []},
+        {"id": "b", "question": "Where?", "answers": []},
+        {"id": "a", "question": "On what?", "answers": []},
+    ]
+    with pytest.raises(ValueError, match=r"questions 1 and 3 have the same id 'a'"):
+        read_squad_file(_squad_file(tmp_path, qas), training=False)
