@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -235,9 +237,15 @@ class AlbertTextModel(keras.Model):
 
 def _check_fit(task_model, tokenizer, sequence_length):
     """Ids and lengths the task model cannot take fail here, not at serving time."""
+    if not callable(getattr(tokenizer, "vocabulary_size", None)):
+        raise TypeError(
+            "`tokenizer` must be an AlbertTokenizer or AlbertWordPieceTokenizer "
+            "(`with_tokenizer` also takes the path of its vocabulary file). "
+            f"Received: {tokenizer!r}"
+        )
     config = getattr(getattr(task_model, "backbone", task_model), "config", None)
-    if config is None:
-        return
+    if config is None or not isinstance(sequence_length, int):
+        return  # the packer names a sequence_length that is not an int
     if tokenizer.vocabulary_size() > config.vocab_size:
         raise ValueError(
             f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model "
@@ -260,7 +268,9 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
-        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
+        tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`, or the
+            path of a SentencePiece `.model` or WordPiece `vocab.txt`
+            (`load_tokenizer` reads it, lowercasing as the releases do).
         sequence_length: packed length.
         **kwargs: `dynamic_length`, `name`; for QA `doc_stride`,
             `max_query_length`, `max_answer_length`, `n_best_size`,
@@ -282,6 +292,10 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
     from albert_keras.models.albert_squad_v2 import AlbertSquadV2
 
+    if isinstance(tokenizer, (str, os.PathLike)):
+        from albert_keras.tokenizers.vocabulary_files import load_tokenizer
+
+        tokenizer = load_tokenizer(tokenizer)
     if isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
         text_model = AlbertSpanTextModel
     elif isinstance(task_model, AlbertMultipleChoice):

@@ -102,3 +102,21 @@ def test_a_pair_dict_without_its_keys_is_refused_by_name(models, inputs):
     message = r"takes \{'text_a': ..., 'text_b': ...\}. Missing"
     with pytest.raises(ValueError, match=message):
         models["pairs"](inputs)
+
+
+def test_with_tokenizer_takes_a_vocabulary_path():
+    # A path used to fail with "'str' object has no attribute 'vocabulary_size'".
+    config = micro_config(vocab_size=8000, max_position_embeddings=64)
+    classifier = AlbertClassifier(AlbertBackbone(config), 3)
+    by_path = with_tokenizer(classifier, SPM_MODEL_PATH, 16)
+    by_object = with_tokenizer(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)
+    texts = ["It rains.", "Dull."]
+    np.testing.assert_array_equal(
+        by_path.predict(texts, verbose=0)["logits"],
+        by_object.predict(texts, verbose=0)["logits"],
+    )
+    with pytest.raises(TypeError, match="must be an AlbertTokenizer"):
+        with_tokenizer(classifier, 8000, 16)
+    # "16" used to fail comparing a str with an int: the packer names it.
+    with pytest.raises(ValueError, match="`sequence_length` must be an integer"):
+        with_tokenizer(classifier, SPM_MODEL_PATH, "16")
