@@ -37,6 +37,7 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     found = []
     for name, data in splits.items():
         found += _cut_warnings(name, data, sequence_length)
+    found += _unread_partner(task, splits["train"])
     found += _label_warnings(task, splits["dev"], "dev")
     if not _is_regression(task):
         found += _label_warnings(task, splits["train"], "training", splits["dev"])[:1]
@@ -54,6 +55,25 @@ def _cut_warnings(name, data, sequence_length):
         f"--max-seq-length {sequence_length} tokens and are cut: the model never "
         "sees their ends. Raise --max-seq-length (256 or 512) if the label depends "
         "on the whole text."
+    ]
+
+
+def _unread_partner(task, data):
+    """A single-text run on a file of pairs (`text_a` and `text_b`, ...):
+    half of each example is never read, and nothing else says so."""
+    from albert_keras.tasks.jsonl_records import PAIR_KEYS
+
+    fields = getattr(task.config, "text_fields", ())
+    if len(fields) != 1 or not data.report.fields:
+        return []
+    partners = [b for a, b in PAIR_KEYS if a == fields[0]]
+    unread = [b for b in partners if b in data.report.fields]
+    if not unread:
+        return []
+    return [
+        f"The training records pair {fields[0]!r} with {unread[0]!r}, but this "
+        f"run reads {fields[0]!r} alone: for two texts per example use --task "
+        f"pair (--text-field {fields[0]} --text-pair-field {unread[0]})."
     ]
 
 

@@ -253,3 +253,26 @@ def test_squad_ids_used_twice_are_refused(tmp_path):
     ]
     with pytest.raises(ValueError, match=r"questions 1 and 3 have the same id 'a'"):
         read_squad_file(_squad_file(tmp_path, qas), training=False)
+
+
+def test_classify_on_a_file_of_pairs_warns_that_half_is_unread():
+    # Before: --task classify on text_a/text_b records trained on text_a
+    # alone, without a word.
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    records = [
+        {"text_a": "It rains.", "text_b": "It is wet.", "label": i % 2}
+        for i in range(4)
+    ]
+    task = task_from_name("classify")
+    data = task.read(records, training=True)
+    assert task.config.text_fields == ("text_a",)
+    warnings = data_warnings(task, {"train": data, "dev": data}, 128)
+    assert warnings[0] == (
+        "The training records pair 'text_a' with 'text_b', but this run reads "
+        "'text_a' alone: for two texts per example use --task pair "
+        "(--text-field text_a --text-pair-field text_b)."
+    )
+    pair = task_from_name("pair")
+    pair_data = pair.read(records, training=True)
+    assert not data_warnings(pair, {"train": pair_data, "dev": pair_data}, 128)
