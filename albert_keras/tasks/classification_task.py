@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import keras
 import numpy as np
@@ -241,9 +242,21 @@ class ClassificationTask(Task):
     def text_model(self, model, tokenizer, best=None):
         from albert_keras.models import AlbertTextModel
 
-        return AlbertTextModel(
-            model, tokenizer, self.config.sequence_length, pairs=self.config.pairs
-        )
+        c = self.config  # a regress run finds a pair in its file (pairs None)
+        pairs = bool(c.pairs) or len(c.text_fields) == 2
+        return AlbertTextModel(model, tokenizer, c.sequence_length, pairs=pairs)
+
+    def write_serving_extras(self, folder):
+        """`assets.extra/labels.json`: the label of each logit, in order (the
+        SavedModel's outputs are logits only)."""
+        if self.regression:
+            return
+        from albert_keras.atomic_files import write_json
+
+        labels = self.config.labels or list(range(self.config.num_classes))
+        os.makedirs(os.path.join(folder, "assets.extra"), exist_ok=True)
+        path = os.path.join(folder, "assets.extra", "labels.json")
+        write_json(path, labels, ensure_ascii=False)
 
     def scored(self, data):
         """The examples with a label in the label set (a file may mix them

@@ -168,8 +168,17 @@ class Task:
 
         best = (self.result or {}).get("best")
         model = self.text_model(self.model, self.tokenizer, best)
+
+        def write(folder):
+            model.export(folder, verbose=False)
+            self.write_serving_extras(folder)
+
         # A new folder replaces the old one whole, or not at all.
-        save_atomically(path, lambda folder: model.export(folder, verbose=False))
+        save_atomically(path, write)
+
+    def write_serving_extras(self, folder):
+        """Files for the SavedModel's users that are not the graph's (in
+        `folder/assets.extra`, which TF Serving ignores); none by default."""
 
     def get_config(self) -> dict:
         """`{"class": ..., "config": {...}}`, plain JSON."""

@@ -256,3 +256,35 @@ def test_serving_default_of_a_pair_model_takes_pairs(text_model, tmp_path, pairs
         assert sorted(default.structured_input_signature[1]) == ["texts"]
         got, expected = default(texts=a), model(a)
     assert max_abs_diff(got["logits"], expected["logits"]) < 1e-5
+
+
+def test_regress_pairs_found_in_the_file_serve_pairs_by_default(text_model):
+    """`regress` leaves `pairs` None and finds a pair's two fields in its file."""
+    from albert_keras.tasks import task_from_name
+
+    fields = ("premise", "hypothesis")
+    task = task_from_name("regress", sequence_length=32, text_fields=fields)
+    assert task.config.pairs is None
+    assert task.text_model(text_model.task_model, text_model.tokenizer).pairs
+
+
+@pytest.mark.parametrize("task_name", ["pair", "regress"])
+def test_saved_model_of_a_run_names_its_labels(text_model, tmp_path, task_name):
+    """The SavedModel serves logits only: `assets.extra/labels.json` says the
+    label of each (what `albert-keras predict` writes); none for regression."""
+    import json
+
+    from albert_keras.tasks import task_from_name
+
+    labels = ["False", "Neither", "True"] if task_name == "pair" else None
+    task = task_from_name(task_name, sequence_length=32, labels=labels)
+    task.model, task.tokenizer = text_model.task_model, text_model.tokenizer
+    task.export(str(tmp_path / "savedmodel"))
+    path = tmp_path / "savedmodel" / "assets.extra" / "labels.json"
+    if task_name == "regress":
+        assert not path.exists()
+        return
+    assert json.loads(path.read_text()) == labels
+    served = tf.saved_model.load(str(tmp_path / "savedmodel"))
+    logits = served.serve_pairs(tf.constant(TEXTS), tf.constant(TEXTS[::-1]))
+    assert logits["logits"].shape == (len(TEXTS), len(labels))
