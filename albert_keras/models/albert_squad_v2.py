@@ -79,6 +79,14 @@ class AlbertSquadV2(TaskModel):
     def __call__(self, inputs, *args, **kwargs):
         # Before Keras checks the inputs: predicting needs no start position.
         if isinstance(inputs, dict) and "start_positions" not in inputs:
+            if kwargs.get("training"):
+                raise ValueError(
+                    "Training AlbertSquadV2 needs `start_positions` in its "
+                    "inputs: the gold start [batch] (the target of "
+                    "`start_log_probs`), on which the end log-probabilities "
+                    "are conditioned. Only inference may leave it out (0). "
+                    f"Received keys: {sorted(inputs)}"
+                )
             token_ids = inputs["token_ids"]
             if ops.is_tensor(token_ids) or isinstance(token_ids, keras.KerasTensor):
                 zeros = ops.zeros((ops.shape(token_ids)[0],), "int32")

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 from albert_test_case import micro_config
 
 from albert_keras import AlbertBackbone, AlbertSquadV2
@@ -50,6 +51,22 @@ def test_fit_lowers_the_official_loss_and_predict_needs_no_start():
     # End log-probs at inference condition on start 0 when none is given.
     zeros = model.predict({**x, "start_positions": 0 * x["start_positions"]}, verbose=0)
     np.testing.assert_allclose(out["end_log_probs"], zeros["end_log_probs"], atol=1e-6)
+
+
+def test_training_without_start_positions_is_refused():
+    # fit used to fill in start 0, training the end head on the wrong start.
+    model = AlbertSquadV2(AlbertBackbone(micro_config(vocab_size=60)), 3, 2)
+    losses, weights = AlbertSquadV2.official_losses()
+    model.compile(optimizer="adam", loss=losses, loss_weights=weights)
+    x, y = _data()
+    without = {k: v for k, v in x.items() if k != "start_positions"}
+    before = [w.copy() for w in model.get_weights()]
+    with pytest.raises(ValueError, match="needs `start_positions`"):
+        model.fit(without, y, batch_size=8, epochs=1, verbose=0)
+    assert all((a == b).all() for a, b in zip(before, model.get_weights(), strict=True))
+    with pytest.raises(ValueError, match="needs `start_positions`"):
+        model(without, training=True)
+    assert model(without)["end_log_probs"].shape == (32, 16)
 
 
 def test_save_load_and_mixed_precision(tmp_path):
