@@ -319,6 +319,12 @@ def run_finetune(args):
         jit_compile=not args.no_jit,
         export=not args.no_export,
     )
+    if result.get("stopped_early"):
+        print(
+            f"\nStopped early after epoch {result['epochs_run']} of {args.epochs}: "
+            f"no better dev {result['monitor']} in the last {args.patience} "
+            "epoch(s) (--patience)."
+        )
     print(f"\nBest dev epoch {result['best_epoch']}: {score_text(result['best'])}")
     for name, scores in result["baselines"].items():
         print(f"Baseline {name}: {score_text(scores)}")

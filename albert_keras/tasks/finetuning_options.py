@@ -98,10 +98,12 @@ class FinetuningOptions:
                 "spent warming up: give a number from 0 to 1 (0.1 is the "
                 f"official recipes'). Received: warmup_fraction={self.warmup_fraction}"
             )
-        if self.patience < 0:
+        if self.patience < 1:
+            # 0 stopped every run after its first epoch, improving or not.
             raise ValueError(
-                "`patience` (--patience) is a number of epochs: give 0 or more. "
-                f"Received: patience={self.patience}"
+                "`patience` (--patience) is the number of epochs without a "
+                "better dev score before stopping: give 1 or more (a run of "
+                f"--epochs N stops at N anyway). Received: patience={self.patience}"
             )
         if self.lora_rank is not None and self.lora_rank < 0:
             raise ValueError(

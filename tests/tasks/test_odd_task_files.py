@@ -210,7 +210,7 @@ def test_a_declared_label_set_must_name_two_distinct_labels(labels, message):
         ({"max_train_examples": 0}, r"--max-train-examples\) must be at least 1"),
         ({"max_dev_examples": -5}, r"--max-dev-examples\) must be at least 1"),
         ({"warmup_fraction": 1.5}, r"from 0 to 1"),
-        ({"patience": -1}, r"give 0 or more"),
+        ({"patience": 0}, r"give 1 or more"),  # before: stopped after epoch 1
         ({"epochs": 0}, r"`epochs` \(--epochs\) must be at least 1"),
     ],
 )
@@ -276,3 +276,22 @@ def test_classify_on_a_file_of_pairs_warns_that_half_is_unread():
     pair = task_from_name("pair")
     pair_data = pair.read(records, training=True)
     assert not data_warnings(pair, {"train": pair_data, "dev": pair_data}, 128)
+
+
+def test_the_cli_says_when_a_run_stopped_early(monkeypatch, capsys):
+    # Before: a run stopped by --patience (or resumed after it was) ended
+    # with "Best dev epoch 1" and no word of why fewer epochs ran.
+    from albert_keras.cli import build_parser
+    from albert_keras.tasks import finetuning_run
+    from albert_keras.tasks.finetune_cli import run_finetune
+
+    result = {"best_epoch": 1, "best": {"accuracy": 0.75}, "baselines": {}}
+    result.update(epochs_run=3, stopped_early=True, monitor="accuracy")
+    monkeypatch.setattr(finetuning_run, "run_finetuning", lambda *a, **k: result)
+    argv = ["finetune", "--task", "classify", "--train", "t", "--dev", "d"]
+    run_finetune(build_parser().parse_args([*argv, "--epochs", "5"]))
+    out = capsys.readouterr().out
+    assert (
+        "Stopped early after epoch 3 of 5: no better dev accuracy in the last 2 "
+        "epoch(s) (--patience)." in out
+    )
