@@ -209,8 +209,14 @@ class TaskModel(keras.Model):
         )
 
     def save_to_preset(self, preset_dir, tokenizer=None) -> str:
-        """Writes the backbone (keras-hub has no counterpart of our heads) as a
-        keras-hub preset folder; see `AlbertBackbone.save_to_preset`."""
+        """Writes the model as a keras-hub preset folder.
+
+        An `AlbertClassifier` becomes keras-hub's `AlbertTextClassifier`
+        (`keras_hub.models.TextClassifier.from_preset` reads it, with a
+        preprocessor when `tokenizer` is given); the other task models are
+        written as their backbone (keras-hub has no counterpart of their
+        heads). See `AlbertBackbone.save_to_preset` for the arguments.
+        """
         from albert_keras.models.preset_loading import save_to_preset
 
         return save_to_preset(self, preset_dir, tokenizer=tokenizer)
