@@ -85,6 +85,13 @@ class MultipleChoiceTask(Task):
         )
         if counts:
             (most, _), *_ = counts.most_common(1)
+            if most < 2:
+                raise ValueError(
+                    f"Most records have {most} option: choosing among one "
+                    "scores 100% whatever the model does. Give each record "
+                    f"2 or more options ({self.config.options_field!r}: a list, "
+                    "or several columns, --options-field A,B,C)."
+                )
             self.config = dataclasses.replace(self.config, num_choices=most)
 
     def _example(self, record, require_labels):

@@ -295,3 +295,10 @@ def test_the_cli_says_when_a_run_stopped_early(monkeypatch, capsys):
         "Stopped early after epoch 3 of 5: no better dev accuracy in the last 2 "
         "epoch(s) (--patience)." in out
     )
+
+
+def test_choice_among_one_option_is_refused():
+    # Before: a 1-option task trained and scored accuracy 1.0.
+    records = [{"context": f"c{i}", "options": ["only"], "label": 0} for i in range(3)]
+    with pytest.raises(ValueError, match=r"Most records have 1 option: .* 2 or more"):
+        task_from_name("choice").read(records, training=True)
