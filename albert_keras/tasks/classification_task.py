@@ -53,6 +53,24 @@ class ClassificationConfig:
     label_field: str = "label"
 
     def __post_init__(self):
+        if isinstance(self.text_fields, str):  # one key, not its letters
+            self.text_fields = (self.text_fields,)
+        self.text_fields = tuple(self.text_fields)
+        if len(self.text_fields) > 2:
+            raise ValueError(
+                "`text_fields` names one text or the two texts of a pair. "
+                f"Received: {self.text_fields}"
+            )
+        if self.num_classes is not None and not (
+            isinstance(self.num_classes, int)
+            and not isinstance(self.num_classes, bool)
+            and self.num_classes >= 1
+        ):
+            raise ValueError(
+                "`num_classes` must be a positive integer (1 for regression), "
+                f"or None to count the training labels. Received: "
+                f"num_classes={self.num_classes!r}"
+            )
         if self.labels is not None:
             _check_declared(self.labels)
             if self.num_classes is None:

@@ -204,6 +204,21 @@ def test_text_fields_given_or_found(tmp_path):
         assert task.config.text_fields == fields, name
 
 
+def test_classification_settings_a_user_may_get_wrong():
+    records = [{"review": "Great.", "label": 1}, {"review": "Awful.", "label": 0}]
+    # One key as a string: it was read as its letters ("no r / e / v / i / e / w").
+    task = ClassificationTask(num_classes=2, text_fields="review")
+    assert task.config.text_fields == ("review",)
+    data = task.read(records, training=True)
+    assert [e["text_a"] for e in data.examples] == ["Great.", "Awful."]
+    with pytest.raises(ValueError, match="one text or the two texts of a pair"):
+        ClassificationTask(text_fields=("a", "b", "c"))
+    # num_classes=0 was accepted until the model was built.
+    for bad in (0, -2, 2.0, "2", True):
+        with pytest.raises(ValueError, match=f"num_classes={bad!r}"):
+            ClassificationTask(num_classes=bad)
+
+
 def test_python_records():
     """A list of dicts reads as a file does, numbered by position from 1."""
     task = ClassificationTask(num_classes=2, text_fields=("text",))
