@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="albert-keras",
         description="ALBERT for Keras 3: inspect, tokenize, pretrain, fine-tune.",
     )
+    from albert_keras import __version__
+
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_info(subparsers)
     from albert_keras.pretraining.pretrain_cli import add_parsers

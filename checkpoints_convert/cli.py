@@ -27,6 +27,11 @@ import os
 import sys
 import time
 
+from checkpoints_convert.text_model_option import (
+    check_text_model,
+    with_tokenizer_of,
+)
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 MODEL_NAMES = [
@@ -38,7 +43,6 @@ MODEL_NAMES = [
     "multiple_choice",
 ]
 # The models --text-model can wrap (their inputs are texts).
-TEXT_MODEL_NAMES = ("classifier", "multiple_choice", "span_qa", "squad_v2")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
             "ALBERT folder to a .keras file, or a .keras file back to the "
             "official TF1 format (--to-official) or to transformers (--to-hf)."
         ),
+    )
+    from albert_keras import __version__
+
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
     )
     parser.add_argument(
         "source",
@@ -151,7 +160,7 @@ def _to_keras(args):
         _log(report.summary())
         vocab = args.vocab or report.vocab_path
         if args.text_model is not None:
-            model = _with_tokenizer(model, vocab, args)
+            model = with_tokenizer_of(model, vocab, args)
         make_folder(os.path.dirname(os.path.abspath(args.output)), args.output)
         model.save(args.output)
         _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
@@ -177,17 +186,6 @@ def _keep_vocabulary_beside(vocab, output):
     _log(f"wrote {target} (the vocabulary)")
 
 
-def _check_text_model(args):
-    """--text-model with a model that takes no text is refused before loading."""
-    from checkpoints_convert.conversion_error import ConversionError
-
-    if args.text_model is not None and args.model not in TEXT_MODEL_NAMES:
-        raise ConversionError(
-            "--text-model wraps a classifier, multiple_choice, span_qa or "
-            f"squad_v2 model (inputs are texts). Received: --model {args.model}"
-        )
-
-
 def _source(source):
     """A bare release name ("albert_base_v2", "base") stands for its weights
     in the cache; not there: `from_preset`'s message, with the release's URL
@@ -201,37 +199,6 @@ _NOT_A_RELEASE = (
     "albert-convert also takes a path: a release folder or .tar.gz, a checkpoint "
     "prefix, a TF1 Hub module, a transformers or keras-hub folder, a .keras file."
 )
-
-
-def _with_tokenizer(model, vocab, args):
-    from albert_keras.models import with_tokenizer
-    from albert_keras.tokenizers.vocabulary_files import load_tokenizer
-    from checkpoints_convert.conversion_error import ConversionError
-    from checkpoints_convert.hf_sentencepiece_files import vocabulary_lowercase
-
-    if vocab is None:
-        raise ConversionError(
-            "--text-model needs the release's vocabulary: none was found beside "
-            "the checkpoint or in its assets/ (30k-clean.model, vocab_chinese.txt, "
-            "any *.model). Pass it with --vocab."
-        )
-    # SentencePiece or WordPiece, by content; cased as a transformers folder
-    # says, else as the vocabulary was made.
-    lowercase = vocabulary_lowercase(vocab)
-    tokenizer = load_tokenizer(vocab, lowercase=lowercase)
-    _log(f"tokenizer: {vocab} (lowercase={lowercase})")
-    options = {}
-    if args.model in ("span_qa", "squad_v2"):
-        # The official run_squad defaults (64 question tokens), shortened
-        # where the windows leave no room for them.
-        options = dict(
-            max_query_length=max(1, min(64, args.text_model - 4)),
-            null_threshold=args.null_threshold,
-        )
-    try:
-        return with_tokenizer(model, tokenizer, args.text_model, **options)
-    except ValueError as e:
-        raise ConversionError(f"--text-model {args.text_model}: {e}") from None
 
 
 def _load_keras(args, flag):
@@ -380,7 +347,7 @@ def main(argv=None) -> int:
                 "--vocab out to take the one beside the model"
             )
         if not targets:
-            _check_text_model(args)
+            check_text_model(args)
         args.source = _source(args.source)
         if args.to_keras_hub:
             _to_keras_hub(args)

@@ -3,6 +3,7 @@
 import pytest
 
 from albert_keras.cli import main
+from checkpoints_convert.cli import main as convert_main
 
 CORPUS = "tests/data/pretrain/en_brown.txt"
 TASK = "tests/data/tasks/rt_sentiment/dev.jsonl"
@@ -165,3 +166,13 @@ def test_create_data_refuses_a_json_lines_task_file(capsys, tmp_path):
     output = str(tmp_path / "shards") + "/"
     argv = ["create-data", "--input", TASK, "--output", output, "--quiet"]
     assert "is JSON Lines (its first line is a JSON object" in _error(capsys, argv)
+
+
+@pytest.mark.parametrize("command", [main, convert_main])
+def test_both_commands_print_their_version(capsys, command):
+    from albert_keras import __version__
+
+    with pytest.raises(SystemExit) as exit:
+        command(["--version"])
+    assert exit.value.code == 0
+    assert capsys.readouterr().out.split()[-1] == __version__
