@@ -237,6 +237,7 @@ def _task(args):
     """The task class `--task` names, configured from the flags."""
     from albert_keras.tasks import task_from_name
 
+    _check_unused_flags(args)
     fields = {"sequence_length": args.max_seq_length}
     if args.task == "squad":
         fields.update(
@@ -262,6 +263,33 @@ def _task(args):
         if args.labels and args.task != "regress":
             fields["labels"] = [_label(v) for v in args.labels.split(",")]
     return task_from_name(args.task, **fields)
+
+
+def _check_unused_flags(args):
+    """Refuses flags the --task does not read (they were silently ignored)."""
+    unused = [
+        flag
+        for flag, value, tasks in (
+            ("--labels", args.labels, ("classify", "pair")),
+            ("--text-field", args.text_field, ("classify", "pair", "regress")),
+            (
+                "--text-pair-field",
+                args.text_pair_field,
+                ("pair", "classify", "regress"),
+            ),
+        )
+        if value and args.task not in tasks
+    ]
+    if unused:
+        hint = {
+            "regress": "a regression target is a number, it has no label set",
+            "choice": "name the fields with --context-field, --question-field, "
+            "--options-field and --label-field",
+            "squad": "SQuAD JSON names its own fields",
+        }[args.task]
+        raise ValueError(
+            f"--task {args.task} does not read {' or '.join(unused)}: {hint}."
+        )
 
 
 def _text_fields(args):

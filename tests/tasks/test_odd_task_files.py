@@ -302,3 +302,21 @@ def test_choice_among_one_option_is_refused():
     records = [{"context": f"c{i}", "options": ["only"], "label": 0} for i in range(3)]
     with pytest.raises(ValueError, match=r"Most records have 1 option: .* 2 or more"):
         task_from_name("choice").read(records, training=True)
+
+
+@pytest.mark.parametrize(
+    "task, flags, message",
+    [
+        ("regress", ["--labels", "0,1"], "--task regress does not read --labels"),
+        ("choice", ["--text-field", "q"], "does not read --text-field: name the"),
+        ("squad", ["--labels", "a,b"], "--task squad does not read --labels"),
+    ],
+)
+def test_flags_the_task_does_not_read_are_refused(task, flags, message):
+    # Before: silently ignored (a choice run with --text-field read "context").
+    from albert_keras.cli import build_parser
+    from albert_keras.tasks.finetune_cli import _task
+
+    argv = ["finetune", "--task", task, "--train", "t", "--dev", "d", *flags]
+    with pytest.raises(ValueError, match=message):
+        _task(build_parser().parse_args(argv))
