@@ -38,6 +38,7 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     for name, data in splits.items():
         found += _cut_warnings(name, data, sequence_length)
     found += _unread_partner(task, splits["train"])
+    found += _unscored_dev(task, splits["dev"])
     found += _label_warnings(task, splits["dev"], "dev")
     if not _is_regression(task):
         found += _label_warnings(task, splits["train"], "training", splits["dev"])[:1]
@@ -74,6 +75,24 @@ def _unread_partner(task, data):
         f"The training records pair {fields[0]!r} with {unread[0]!r}, but this "
         f"run reads {fields[0]!r} alone: for two texts per example use --task "
         f"pair (--text-field {fields[0]} --text-pair-field {unread[0]})."
+    ]
+
+
+def _unscored_dev(task, dev):
+    """Dev records whose label the training file never had: skipped, so the
+    dev scores leave them out; the summary line alone is easy to miss."""
+    from albert_keras.tasks.classification_task import OUTSIDE
+
+    skipped = dev.report.skipped.get(OUTSIDE, 0)
+    if not skipped:
+        return []
+    total = skipped + len(dev.examples)
+    lines = ", ".join(map(str, dev.report.where.get(OUTSIDE, [])))
+    return [
+        f"{skipped:,} of {total:,} dev records ({skipped / total:.0%}; lines "
+        f"{lines}{', ...' if skipped > 5 else ''}) have a label outside the "
+        f"label set {task.config.labels}: they are skipped and the dev scores "
+        "leave them out. To score them, declare every class with --labels."
     ]
 
 

@@ -320,3 +320,19 @@ def test_flags_the_task_does_not_read_are_refused(task, flags, message):
     argv = ["finetune", "--task", task, "--train", "t", "--dev", "d", *flags]
     with pytest.raises(ValueError, match=message):
         _task(build_parser().parse_args(argv))
+
+
+def test_dev_labels_the_training_file_lacks_are_warned_of():
+    # Before: only the "dev: ... skipped (label outside the label set ...)"
+    # line told that the dev scores leave those records out.
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    task = task_from_name("classify")
+    train = task.read(_labelled(["neg", "pos", "neg", "pos"]), training=True)
+    dev = task.read(_labelled(["neg", "neutral", "pos", "neutral"]))
+    warnings = data_warnings(task, {"train": train, "dev": dev}, 128)
+    assert warnings[0] == (
+        "2 of 4 dev records (50%; lines 2, 4) have a label outside the label set "
+        "['neg', 'pos']: they are skipped and the dev scores leave them out. To "
+        "score them, declare every class with --labels."
+    )
