@@ -110,6 +110,11 @@ def run_predict(args):
         f"{result['examples']} predicted ({skipped} records skipped: "
         f"{result['data']['skipped'] or 'none'}) -> {result['predictions']}"
     )
+    for reason, count in result["data"].get("noted", {}).items():
+        lines = result["data"].get("first_lines", {}).get(reason, [])
+        shown = ", ".join(str(n) for n in lines[:5])
+        where = f"line {shown}" if count == 1 else f"first lines {shown}"
+        print(f"Note: {count} of {result['examples']} records: {reason} ({where}).")
     for text in result.get("warnings", []):
         print(f"Warning: {text}")
     if result["metrics"] is None:

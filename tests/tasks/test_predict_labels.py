@@ -91,3 +91,15 @@ def test_dev_labels_outside_the_set_name_the_set_not_the_fields(tmp_path):
     message = str(error.value)
     assert "Most labels are outside the label set ['neg', 'pos']" in message
     assert "--labels" in message and "--text-field" not in message
+
+
+def test_texts_cut_to_the_run_length_are_said(named_run, capsys):
+    """A text longer than the run's sequence length is cut (as the official
+    code does): predict says so on the screen, not only in .metrics.json."""
+    folder, _ = named_run
+    short, long = "Dull.", "a fine and witty film " * 40
+    records = [{"text": short, "label": "neg"}, {"text": long, "label": "pos"}]
+    path = _write(folder / "long.jsonl", records)
+    assert main(["predict", "--model", str(folder / "run"), "--input", path]) == 0
+    printed = capsys.readouterr().out
+    assert "Note: 1 of 2 records: cut to sequence_length=32 (line 2)." in printed
