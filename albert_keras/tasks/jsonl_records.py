@@ -266,7 +266,7 @@ def check_kept(report, examples, hint="Name the fields with the --*-field flags"
         )
         raise ValueError(
             f"{report.summary()}. No usable example in {report.path!r}: {found}. "
-            f"{hint}."
+            f"{hint}." + _headless_hint(report.fields)
         )
 
 
@@ -308,6 +308,17 @@ def find_text_fields(records, pairs, report):
         f"No record of {report.path!r} has the text fields looked for "
         f"({' / '.join(wanted)}); its records have the fields {fields}. Name "
         f"the text field(s) with {flags} (text_fields=(...) in Python)."
+        + _headless_hint(report.fields)
+    )
+
+
+def _headless_hint(fields):
+    """A hint when a CSV/TSV "header" holds a number: its first row is data."""
+    if not any(_NUMBER.match(str(field).strip()) for field in fields):
+        return ""
+    return (
+        " The first row reads as data: a CSV/TSV file needs a header row "
+        "naming its columns (e.g. text,label) before the examples."
     )
 
 

@@ -336,3 +336,11 @@ def test_dev_labels_the_training_file_lacks_are_warned_of():
         "['neg', 'pos']: they are skipped and the dev scores leave them out. To "
         "score them, declare every class with --labels."
     )
+
+
+def test_a_csv_without_a_header_row_is_named(tmp_path):
+    # Before: "its records have the fields great film, 1. Name the text field
+    # with --text-field": the first example taken for the header, unsaid.
+    path = _bytes(tmp_path, "nohead.csv", b"great film,1\ndull,0\nfine,1\n")
+    with pytest.raises(ValueError, match=r"fields great film, 1\..*needs a header row"):
+        task_from_name("classify").read(path, training=True)
