@@ -241,7 +241,10 @@ def _to_hf(args):
         vocab = vocab or _vocabulary_beside(args.source)
         # An AlbertTextModel wraps the task model.
         model = getattr(model, "task_model", model)
-        save_hf_checkpoint(model, args.output, vocab=vocab, lowercase=lowercase)
+        labels = _run_labels(args.source, model)
+        save_hf_checkpoint(
+            model, args.output, vocab=vocab, lowercase=lowercase, labels=labels
+        )
     _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
     config = os.path.join(args.output, HF_TOKENIZER_CONFIG)
     if os.path.isfile(config):
@@ -249,6 +252,20 @@ def _to_hf(args):
             told = json.load(f)
         kind, lowercase = told["tokenizer_class"], told["do_lower_case"]
         _log(f"tokenizer: {kind}, do_lower_case={lowercase}")
+
+
+def _run_labels(source, model):
+    """A classifier's labels from the `settings.json` of the fine-tuning run
+    beside `source` (its best.keras), else None (LABEL_0, LABEL_1, ...)."""
+    settings = os.path.join(os.path.dirname(os.path.abspath(source)), "settings.json")
+    if getattr(model, "num_classes", 1) < 2 or not os.path.isfile(settings):
+        return None
+    with open(settings, encoding="utf-8") as f:
+        labels = (json.load(f).get("task") or {}).get("labels")
+    if not labels or len(labels) != model.num_classes:
+        return None
+    _log(f"labels (id2label) from {settings}: {', '.join(map(str, labels))}")
+    return labels
 
 
 def _to_keras_hub(args):

@@ -35,7 +35,7 @@ _ARCHITECTURES = {
 }
 
 
-def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
+def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -> str:
     """Writes a model as a transformers ALBERT folder (`from_pretrained` reads it).
 
     `model.safetensors` holds the backbone and head under transformers' names
@@ -63,6 +63,9 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
             (written as `vocab.txt` with a `BertTokenizer` config).
         lowercase: the tokenizer's `do_lower_case`; default: as the
             vocabulary was made (see `write_hf_vocabulary`).
+        labels: a classifier's label of each logit, in order (a fine-tuning
+            run's `settings.json` has them), written as `id2label` /
+            `label2id`; default `LABEL_0`, `LABEL_1`, ...
 
     Returns:
         The folder.
@@ -99,11 +102,15 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
         tensors[key] = value
     config = hf_config_dict(backbone.config, architecture)
     if architecture == "AlbertForSequenceClassification":
-        labels = model.num_classes
-        config["id2label"] = {str(i): f"LABEL_{i}" for i in range(labels)}
-        config["label2id"] = {f"LABEL_{i}": i for i in range(labels)}
-        if labels == 1:
+        names = _label_names(model.num_classes, labels)
+        config["id2label"] = {str(i): name for i, name in enumerate(names)}
+        config["label2id"] = {name: i for i, name in enumerate(names)}
+        if model.num_classes == 1:
             config["problem_type"] = "regression"
+    elif labels is not None:
+        raise ConversionError(
+            f"labels name a classifier's logits; {type(model).__name__} has none."
+        )
     make_folder(folder, folder)
     if vocab is not None:  # first: a vocabulary refused leaves no weights
         length = backbone.config.max_position_embeddings
@@ -115,6 +122,19 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None) -> str:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     return folder
+
+
+def _label_names(num_classes, labels):
+    """`id2label`'s names: `labels` as strings, one per logit, all distinct."""
+    if labels is None:
+        return [f"LABEL_{i}" for i in range(num_classes)]
+    names = [str(label) for label in labels]
+    if len(names) != num_classes or len(set(names)) != len(names):
+        raise ConversionError(
+            f"labels {names} do not name the classifier's {num_classes} logits "
+            "one each: pass one distinct label per logit, in order."
+        )
+    return names
 
 
 def write_hf_vocabulary(folder, vocab, lowercase=None, max_length=512) -> str:
