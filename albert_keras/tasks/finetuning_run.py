@@ -219,6 +219,7 @@ def _build_model(task, init, splits, options, name):
     from checkpoints_convert.backbone_loader import load_backbone, load_init_model
 
     source = load_init_model(init)  # a .keras is loaded once: backbone and head
+    policy = keras.mixed_precision.dtype_policy()  # the caller's, restored
     if options.mixed_precision:
         keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
     try:
@@ -226,7 +227,7 @@ def _build_model(task, init, splits, options, name):
             source, task.tokenizer.vocabulary_size(), task.config.sequence_length
         )
     finally:
-        keras.mixed_precision.set_dtype_policy("float32")
+        keras.mixed_precision.set_dtype_policy(policy)
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
         name = name if isinstance(name, str) else type(name).__name__
