@@ -7,6 +7,8 @@ be right, but the person reading the scores must know.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 # Above this share of the examples cut by the sequence length, say so.
@@ -37,6 +39,7 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     found = []
     for name, data in splits.items():
         found += _cut_warnings(name, data, sequence_length)
+    found += _dev_is_train(splits)
     found += _unread_partner(task, splits["train"])
     found += _unscored_dev(task, splits["dev"])
     found += _label_warnings(task, splits["dev"], "dev")
@@ -56,6 +59,18 @@ def _cut_warnings(name, data, sequence_length):
         f"--max-seq-length {sequence_length} tokens and are cut: the model never "
         "sees their ends. Raise --max-seq-length (256 or 512) if the label depends "
         "on the whole text."
+    ]
+
+
+def _dev_is_train(splits):
+    """--dev naming the training file: the best epoch is the best memorizer."""
+    paths = [splits[name].report.path for name in ("train", "dev")]
+    if not all(os.path.isfile(p) for p in paths) or not os.path.samefile(*paths):
+        return []
+    return [
+        f"--dev is the training file ({paths[1]}): the dev scores measure how "
+        "well the model remembers its training examples, not how it does on "
+        "new ones. Hold out a dev file the model does not train on."
     ]
 
 

@@ -344,3 +344,20 @@ def test_a_csv_without_a_header_row_is_named(tmp_path):
     path = _bytes(tmp_path, "nohead.csv", b"great film,1\ndull,0\nfine,1\n")
     with pytest.raises(ValueError, match=r"fields great film, 1\..*needs a header row"):
         task_from_name("classify").read(path, training=True)
+
+
+def test_a_dev_file_that_is_the_training_file_is_warned_of(tmp_path):
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    rows = [json.dumps(r) for r in _labelled([0, 1, 0, 1])]
+    path = _bytes(tmp_path, "train.jsonl", "\n".join(rows).encode())
+    task = task_from_name("classify")
+    train = task.read(path, training=True)
+    warnings = data_warnings(task, {"train": train, "dev": task.read(path)}, 128)
+    assert warnings == [
+        f"--dev is the training file ({path}): the dev scores measure how well "
+        "the model remembers its training examples, not how it does on new "
+        "ones. Hold out a dev file the model does not train on."
+    ]
+    other = _bytes(tmp_path, "dev.jsonl", "\n".join(rows).encode())
+    assert not data_warnings(task, {"train": train, "dev": task.read(other)}, 128)
