@@ -126,7 +126,8 @@ def _check_header(header, number, path):
     seen = {}
     for column, name in enumerate(header, start=1):
         seen.setdefault(name, []).append(column)
-    twice = {name: columns for name, columns in seen.items() if len(columns) > 1}
+    # Unnamed columns (Excel's trailing empty ones) are never read by name.
+    twice = {n: columns for n, columns in seen.items() if n and len(columns) > 1}
     if twice:
         named = "; ".join(
             f"{name!r} in columns {', '.join(map(str, columns))}"

@@ -361,3 +361,14 @@ def test_a_dev_file_that_is_the_training_file_is_warned_of(tmp_path):
     ]
     other = _bytes(tmp_path, "dev.jsonl", "\n".join(rows).encode())
     assert not data_warnings(task, {"train": train, "dev": task.read(other)}, 128)
+
+
+def test_unnamed_trailing_columns_are_not_duplicates(tmp_path):
+    # Excel writes empty trailing columns: "text,label,," names "" twice.
+    data = b"text,label,,\r\nGreat film,pos,,\r\nDull,neg,,\r\n"
+    task = task_from_name("classify")
+    data = task.read(_bytes(tmp_path, "trailing.csv", data), training=True)
+    assert [(e["text_a"], e["label"]) for e in data.examples] == [
+        ("Great film", 1),
+        ("Dull", 0),
+    ]
