@@ -51,6 +51,16 @@ class SquadConfig:
         check_null_score(self.null_score)
         if self.head not in ("v2", "simple"):
             raise ValueError(f"Unknown head {self.head!r}. Allowed: v2, simple")
+        room = self.sequence_length - 4  # [CLS], two [SEP], one context token
+        if 0 < room < self.max_query_length:
+            # Else refused by the packer once the data is read, in its terms.
+            raise ValueError(
+                f"A window of {self.sequence_length} tokens (--max-seq-length) "
+                f"has room for a question of at most {room} tokens beside "
+                f"[CLS], two [SEP] and the context; --max-query-length is "
+                f"{self.max_query_length}. Lower --max-query-length to {room} "
+                "or less (max_query_length=...), or raise --max-seq-length."
+            )
 
 
 class SquadTask(Task):

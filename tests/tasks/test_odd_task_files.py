@@ -372,3 +372,13 @@ def test_unnamed_trailing_columns_are_not_duplicates(tmp_path):
         ("Great film", 1),
         ("Dull", 0),
     ]
+
+
+def test_a_squad_window_too_short_for_the_question_names_the_flags():
+    # Before: refused after the data was read, by the packer, naming
+    # `max_query_length` only (the user had set --max-seq-length 16).
+    with pytest.raises(
+        ValueError, match=r"of 16 tokens \(--max-seq-length\).*at most 12"
+    ):
+        task_from_name("squad", sequence_length=16)
+    assert task_from_name("squad", sequence_length=16, max_query_length=12)
