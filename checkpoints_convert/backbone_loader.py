@@ -59,6 +59,12 @@ def find_vocabulary(init, vocab=None) -> str:
 
     if vocab:
         return vocab
+    if not isinstance(init, (str, os.PathLike)):
+        raise ValueError(
+            f"`init` is a {type(init).__name__} object, with no vocabulary "
+            "file beside it: pass vocab= (--vocab) with the SentencePiece "
+            "model or vocab.txt it was pretrained with."
+        )
     if _is_preset(init):
         from albert_keras.sample_text import SPM_MODEL_PATH
 
