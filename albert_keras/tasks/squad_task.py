@@ -51,6 +51,13 @@ class SquadConfig:
         check_null_score(self.null_score)
         if self.head not in ("v2", "simple"):
             raise ValueError(f"Unknown head {self.head!r}. Allowed: v2, simple")
+        if self.max_answer_length < 1:
+            # 0 decoded no span at all: every question "no answer".
+            raise ValueError(
+                "`max_answer_length` (--max-answer-length) is the longest "
+                "answer predicted, in tokens: give 1 or more (30 is the "
+                f"official). Received: max_answer_length={self.max_answer_length}"
+            )
         room = self.sequence_length - 4  # [CLS], two [SEP], one context token
         if 0 < room < self.max_query_length:
             # Else refused by the packer once the data is read, in its terms.

@@ -382,3 +382,9 @@ def test_a_squad_window_too_short_for_the_question_names_the_flags():
     ):
         task_from_name("squad", sequence_length=16)
     assert task_from_name("squad", sequence_length=16, max_query_length=12)
+
+
+def test_a_max_answer_length_of_zero_is_refused():
+    # Before: trained and decoded no span at all (HasAns F1 0, all "no answer").
+    with pytest.raises(ValueError, match=r"\(--max-answer-length\) .* give 1 or more"):
+        task_from_name("squad", max_answer_length=0)
