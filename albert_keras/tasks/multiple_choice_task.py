@@ -99,7 +99,12 @@ class MultipleChoiceTask(Task):
         context, options = record.get(c.context_field), _options(record, c)
         question = record.get(c.question_field)
         if isinstance(question, str):
-            context = f"{context} {question}" if context else None
+            # No context field at all (CommonsenseQA-style): the question alone.
+            context = (
+                question
+                if c.context_field not in record
+                else (f"{context} {question}" if context else None)
+            )
         problem = check_text(context)
         if problem:
             return f"context: {problem}"

@@ -388,3 +388,14 @@ def test_a_max_answer_length_of_zero_is_refused():
     # Before: trained and decoded no span at all (HasAns F1 0, all "no answer").
     with pytest.raises(ValueError, match=r"\(--max-answer-length\) .* give 1 or more"):
         task_from_name("squad", max_answer_length=0)
+
+
+def test_choice_records_with_a_question_and_no_context_read_the_question():
+    # Before: every record was skipped ("context: text is not a string").
+    records = [
+        {"question": "Where do fish live?", "options": ["water", "sand"], "label": 0},
+        {"context": "", "question": "Q?", "options": ["a", "b"], "label": 1},
+    ]
+    data = task_from_name("choice").read(records, training=True)
+    assert [e["context"] for e in data.examples] == ["Where do fish live?"]
+    assert data.report.skipped == {"context: text is not a string": 1}
