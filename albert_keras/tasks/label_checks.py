@@ -44,16 +44,22 @@ def check_label_lines(lines: dict) -> None:
             kind: sorted(n for (k, _), ns in lines.items() if k == kind for n in ns)
             for kind in kinds
         }
+        ordered = sorted(shown.items(), key=lambda kv: len(kv[1]))
         where = "; ".join(
             f"{_KIND_NAMES[kind]} on line(s) "
             f"{', '.join(map(str, numbers[:5]))}{' ...' if len(numbers) > 5 else ''}"
-            for kind, numbers in sorted(shown.items(), key=lambda kv: len(kv[1]))
+            for kind, numbers in ordered
         )
+        rarer = ordered[0][0]
+        values = ", ".join(repr(v) for k, v in sorted(lines) if k == rarer)
         mixed = " and ".join(sorted(map(_KIND_NAMES.get, kinds)))
         raise ValueError(
-            f"The training labels mix {mixed} "
-            f'({where}): `1` and `"1"` (or `true`) would become two classes. '
-            "Write every label one way."
+            f"The training labels mix {mixed} ({where}; the "
+            f'{_KIND_NAMES[rarer]}: {values[:80]}): `1` and `"1"` (or `true`) '
+            "would become two classes. "
+            "Write every label one way, or declare the label set with --labels "
+            "(labels=[...] in Python): rows with other labels are then skipped "
+            "and reported."
         )
     counts = {label: ns for (_, label), ns in lines.items()}
     _check_near_misses(counts)

@@ -399,3 +399,14 @@ def test_choice_records_with_a_question_and_no_context_read_the_question():
     data = task_from_name("choice").read(records, training=True)
     assert [e["context"] for e in data.examples] == ["Where do fish live?"]
     assert data.report.skipped == {"context: text is not a string": 1}
+
+
+def test_mixed_label_kinds_name_the_odd_values_and_the_way_out():
+    # SNLI writes "-" where annotators disagreed, among 0/1/2. Before: the
+    # refusal named neither "-" nor --labels, which skips those rows.
+    labels = [0, 1, 2, "-", 1, 0]
+    with pytest.raises(ValueError, match=r"the strings: '-'\).*declare the label set"):
+        task_from_name("classify").read(_labelled(labels), training=True)
+    declared = task_from_name("classify", labels=[0, 1, 2])
+    data = declared.read(_labelled(labels), training=True)
+    assert data.report.skipped == {"label outside the label set": 1}
