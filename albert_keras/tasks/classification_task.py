@@ -119,7 +119,7 @@ class ClassificationTask(Task):
             self.config = dataclasses.replace(self.config, text_fields=fields)
         if training and not self.regression and self.config.labels is None:
             self._set_labels(records)
-        index = {_label_key(v): i for i, v in enumerate(self.config.labels or [])}
+        index = _label_index(self.config.labels or [])
         examples = collect_examples(
             records,
             report,
@@ -328,6 +328,16 @@ def _number(label):
         except ValueError:
             return label
     return label
+
+
+def _label_index(labels):
+    """{label key: class}: an integer class also matches its digits written
+    as a string ("1" in JSON), as `--labels 0,1` cannot say "0", "1"."""
+    index = {_label_key(v): i for i, v in enumerate(labels)}
+    for i, v in enumerate(labels):
+        if isinstance(v, int) and not isinstance(v, bool):
+            index.setdefault(("str", str(v)), i)
+    return index
 
 
 def _label_key(value):

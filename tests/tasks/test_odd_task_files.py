@@ -410,3 +410,16 @@ def test_mixed_label_kinds_name_the_odd_values_and_the_way_out():
     declared = task_from_name("classify", labels=[0, 1, 2])
     data = declared.read(_labelled(labels), training=True)
     assert data.report.skipped == {"label outside the label set": 1}
+
+
+def test_declared_integer_labels_match_labels_written_as_strings():
+    # Before: --labels 0,1 (read as integers) on JSON labels "0" / "1" found
+    # no label in the set: "Most labels are outside the label set [0, 1]".
+    from albert_keras.cli import build_parser
+    from albert_keras.tasks.finetune_cli import _task
+
+    argv = ["finetune", "--task", "classify", "--train", "t", "--dev", "d"]
+    task = _task(build_parser().parse_args([*argv, "--labels", "0,1"]))
+    data = task.read(_labelled(["1", "0", "1", "2"]), training=True)
+    assert [e["label"] for e in data.examples] == [1, 0, 1]
+    assert data.report.skipped == {"label outside the label set": 1}
