@@ -423,3 +423,11 @@ def test_declared_integer_labels_match_labels_written_as_strings():
     data = task.read(_labelled(["1", "0", "1", "2"]), training=True)
     assert [e["label"] for e in data.examples] == [1, 0, 1]
     assert data.report.skipped == {"label outside the label set": 1}
+
+
+def test_string_digit_classes_match_integer_dev_labels():
+    task = task_from_name("classify")
+    task.read(_labelled(["0", "1", "0"]), training=True)
+    dev = task.read(_labelled([1, 0, "1"]))
+    assert task.config.labels == ["0", "1"]
+    assert [e["label"] for e in dev.examples] == [1, 0, 1]
