@@ -213,16 +213,23 @@ def read_records(source, require_labels=True, label_field="label"):
             report.skip(number, record)
         elif not isinstance(record, dict):
             report.skip(number, "not a JSON object")
-        elif record.get(label_field) is None and require_labels:
+        elif _no_label(record.get(label_field)) and require_labels:
             report.skip(
                 number,
                 "no label" if label_field == "label" else f"no label ({label_field})",
             )
         else:
             record = dict(record)
-            record["label"] = record.pop(label_field, None)
+            label = record.pop(label_field, None)
+            record["label"] = None if _no_label(label) else label
             records.append((number, record))
     return records, report
+
+
+def _no_label(label):
+    """None, or a blank string: JSON's "label": "" is a missing label (as an
+    empty CSV cell is), not a class named ""."""
+    return label is None or (isinstance(label, str) and not label.strip())
 
 
 def collect_examples(records, report, make, hint):

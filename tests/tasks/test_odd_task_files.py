@@ -431,3 +431,18 @@ def test_string_digit_classes_match_integer_dev_labels():
     dev = task.read(_labelled([1, 0, "1"]))
     assert task.config.labels == ["0", "1"]
     assert [e["label"] for e in dev.examples] == [1, 0, 1]
+
+
+def test_a_blank_json_label_is_no_label():
+    # Before: "label": "" became a class named "" (3 classes here).
+    task = task_from_name("classify")
+    data = task.read(_labelled(["pos", "", "neg", " ", "pos"]), training=True)
+    assert task.config.labels == ["neg", "pos"]
+    assert data.report.skipped == {"no label": 2}
+
+
+def test_a_blank_label_in_a_file_to_predict_is_unlabelled():
+    task = task_from_name("classify", labels=["neg", "pos"])
+    data = task.read(_labelled(["pos", ""]), require_labels=False)
+    assert [e["label"] for e in data.examples] == [1, None]
+    assert not data.report.noted  # not "outside the label set"
