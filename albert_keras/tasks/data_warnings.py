@@ -40,6 +40,7 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     for name, data in splits.items():
         found += _cut_warnings(name, data, sequence_length)
     found += _dev_is_train(splits)
+    found += _one_dev_example(task, splits["dev"])
     found += _unread_partner(task, splits["train"])
     found += _unscored_dev(task, splits["dev"])
     found += _label_warnings(task, splits["dev"], "dev")
@@ -60,6 +61,20 @@ def _cut_warnings(name, data, sequence_length):
         "sees their ends. Raise --max-seq-length (256 or 512) if the label depends "
         "on the whole text."
     ]
+
+
+def _one_dev_example(task, dev):
+    """A dev set of one: the best epoch is chosen on a coin (and Pearson and
+    Spearman, defined on two scores or more, read 0)."""
+    if len(dev.examples) != 1 or "label" not in dev.examples[0]:
+        return []
+    what = (
+        "Pearson and Spearman are undefined on one score (they read 0), so "
+        "the first epoch is always kept"
+        if _is_regression(task)
+        else "its score is 0 or 1, so the best epoch is chosen by chance"
+    )
+    return [f"The dev set has 1 example: {what}. Use a dev set of many examples."]
 
 
 def _dev_is_train(splits):

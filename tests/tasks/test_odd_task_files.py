@@ -446,3 +446,19 @@ def test_a_blank_label_in_a_file_to_predict_is_unlabelled():
     data = task.read(_labelled(["pos", ""]), require_labels=False)
     assert [e["label"] for e in data.examples] == [1, None]
     assert not data.report.noted  # not "outside the label set"
+
+
+def test_a_dev_set_of_one_example_is_warned_of():
+    # Before: a regression run on one dev example printed Pearson 0.0 every
+    # epoch and kept epoch 1, without a word.
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    task = task_from_name("regress")
+    train = task.read(_labelled([1.0, 2.0, 3.0]), training=True)
+    dev = task.read(_labelled([5.0]))
+    warnings = data_warnings(task, {"train": train, "dev": dev}, 128)
+    assert warnings == [
+        "The dev set has 1 example: Pearson and Spearman are undefined on one "
+        "score (they read 0), so the first epoch is always kept. Use a dev set "
+        "of many examples."
+    ]
