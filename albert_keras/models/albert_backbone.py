@@ -12,6 +12,7 @@ from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
@@ -63,6 +64,7 @@ class AlbertBackbone(keras.Model):
         early_setattr(self, name, value, super().__setattr__)
 
     def __init__(self, config, dtype=None, **kwargs):
+        check_model_kwargs(type(self), kwargs)
         config = as_config(config)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(

@@ -6,6 +6,7 @@ import keras
 
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
     quantize_again,
@@ -44,6 +45,10 @@ class TaskModel(keras.Model):
 
     def __setattr__(self, name, value):
         early_setattr(self, name, value, super().__setattr__)
+
+    def __init__(self, inputs, outputs, **kwargs):
+        check_model_kwargs(type(self), kwargs)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def compile(self, *args, jit_compile="auto", **kwargs):
         super().compile(*args, jit_compile=jit_compile, **kwargs)

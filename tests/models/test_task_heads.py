@@ -52,6 +52,23 @@ def test_bad_num_choices(num_choices):
         AlbertMultipleChoice(AlbertBackbone(CONFIG), num_choices=num_choices)
 
 
+@pytest.mark.parametrize(
+    "build, typo",
+    [
+        (lambda b: AlbertClassifier(b, num_clases=3), "num_clases"),
+        (lambda b: AlbertMultipleChoice(b, num_choice=3), "num_choice"),
+        (lambda b: AlbertSpanQA(b, dropout=0.2), "dropout"),
+        (lambda b: AlbertBackbone(CONFIG, dtpye="mixed_bfloat16"), "dtpye"),
+    ],
+)
+def test_a_misspelt_argument_is_refused_not_dropped(build, typo):
+    # Keras's functional constructor dropped it: num_clases=3 built 2 classes.
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{typo}'"):
+        build(AlbertBackbone(CONFIG))
+    named = AlbertClassifier(AlbertBackbone(CONFIG), 3, name="head", trainable=False)
+    assert (named.name, named.trainable, named.num_classes) == ("head", False, 3)
+
+
 def test_span_qa():
     model = AlbertSpanQA(AlbertBackbone(CONFIG))
     randomize(model, seed=3)
