@@ -41,6 +41,15 @@ class MultipleChoiceConfig:
     options_field: str = "options"
     label_field: str = "label"
 
+    def __post_init__(self):
+        n = self.num_choices
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
+            raise ValueError(
+                "`num_choices` must be an integer of at least 2 (the options "
+                "per example; with one, its softmax is always 1), or None for "
+                f"the training file's most common count. Received: num_choices={n!r}"
+            )
+
 
 class MultipleChoiceTask(Task):
     """Multiple choice: one score per option, softmax over the options.

@@ -320,6 +320,14 @@ def test_choice_records(tmp_path):
     }
 
 
+@pytest.mark.parametrize("bad", [0, 1, -3, 3.0, "3", True])
+def test_a_choice_task_needs_two_options_or_more(bad):
+    # num_choices=0 read every record as "not 0 options" and then named the
+    # field flags; 1 trained a softmax over one option (loss always 0).
+    with pytest.raises(ValueError, match=f"num_choices={bad!r}"):
+        MultipleChoiceTask(num_choices=bad)
+
+
 def test_configs_round_trip_through_json(tmp_path):
     classify = task_from_name("pair", sequence_length=64)
     classify.read(_task("vitaminc", "train.jsonl"), training=True)
