@@ -71,6 +71,7 @@ def read_squad_file(path, training):
             f"{path!r} is not SQuAD JSON ({type(e).__name__}: {e}): expected "
             '{"data": [{"paragraphs": [{"context": ..., "qas": [...]}]}]}.'
         ) from None
+    _check_structure(path, dataset)
     examples, number, ids = [], 0, {}
     for article in dataset:
         for paragraph in article.get("paragraphs", []):
@@ -99,6 +100,31 @@ def read_squad_file(path, training):
         "(question, id, answers)",
     )
     return examples, dataset, report
+
+
+def _check_structure(path, dataset):
+    """Refuses SQuAD JSON whose nesting is not lists of objects (it failed
+    with AttributeError / KeyError deep in reading or in the evaluation)."""
+    level = [("data", dataset)]
+    for child in ("paragraphs", "qas", None):
+        below = []
+        for where, value in level:
+            if not isinstance(value, list):
+                _not_squad(path, f"{where} is a {type(value).__name__}, not a list")
+            for i, item in enumerate(value):
+                if not isinstance(item, dict):
+                    _not_squad(path, f"{where}[{i}] is a {type(item).__name__}")
+                if child:
+                    below.append((f"{where}[{i}].{child}", item.get(child, [])))
+        level = below
+
+
+def _not_squad(path, problem):
+    raise ValueError(
+        f"{path!r} is not SQuAD JSON ({problem}, where an object belongs): "
+        'expected {"data": [{"paragraphs": [{"context": ..., "qas": [{"id": '
+        '..., "question": ..., "answers": [...]}]}]}]}.'
+    )
 
 
 def _check_id(qa, number, ids, report):

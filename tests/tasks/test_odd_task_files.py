@@ -462,3 +462,21 @@ def test_a_dev_set_of_one_example_is_warned_of():
         "score (they read 0), so the first epoch is always kept. Use a dev set "
         "of many examples."
     ]
+
+
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        ({"paragraphs": []}, "data is a dict, not a list"),
+        ([{"paragraphs": ["The cat sat."]}], r"data\[0\]\.paragraphs\[0\] is a str"),
+        (
+            [{"paragraphs": [{"context": "c", "qas": ["Who?"]}]}],
+            r"data\[0\]\.paragraphs\[0\]\.qas\[0\] is a str",
+        ),
+    ],
+)
+def test_squad_json_nested_wrongly_is_refused_with_the_place(tmp_path, data, problem):
+    # Before: AttributeError ('str' object has no attribute 'get') tracebacks.
+    path = _bytes(tmp_path, "bad.json", json.dumps({"data": data}).encode())
+    with pytest.raises(ValueError, match=f"is not SQuAD JSON \\({problem}"):
+        read_squad_file(path, training=True)
