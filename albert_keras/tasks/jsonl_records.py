@@ -357,6 +357,8 @@ def is_near_miss(rare, common) -> bool:
         return True  # case, spaces, `_` / `-` / `/`
     if not re.search(r"[^\W\d_]", a):
         return False  # digits and signs: names, not words
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return False  # `class1` / `class10`, `level 2` / `level 3`: numbered
     short, long = sorted((a, b), key=len)
     if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
         return True  # `postive` or `nge` beside `pos` / `neg`

@@ -480,3 +480,12 @@ def test_squad_json_nested_wrongly_is_refused_with_the_place(tmp_path, data, pro
     path = _bytes(tmp_path, "bad.json", json.dumps({"data": data}).encode())
     with pytest.raises(ValueError, match=f"is not SQuAD JSON \\({problem}"):
         read_squad_file(path, training=True)
+
+
+def test_numbered_labels_are_not_typos_of_each_other():
+    # Before: a rare `class1` beside a common `class10` (or `level 2` beside
+    # `level 3`) was refused as a misspelling.
+    labels = ["class10"] * 15 + ["class1"] * 3 + ["level 3"] * 15 + ["level 2"] * 2
+    task = task_from_name("classify")
+    task.read(_labelled(labels), training=True)
+    assert task.config.labels == ["class1", "class10", "level 2", "level 3"]
