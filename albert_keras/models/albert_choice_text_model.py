@@ -97,7 +97,9 @@ class AlbertChoiceTextModel(AlbertTextModel):
         """`serve(context [batch], options [batch, num_choices])` -> logits."""
         archive.add_endpoint(
             "serve",
-            lambda context, options: self((context, options), training=False),
+            lambda context, options: self._in_rows(
+                lambda x, y: self((x, y), training=False), context, options
+            ),
             input_signature=[
                 tf.TensorSpec([None], tf.string),
                 tf.TensorSpec([None, self.num_choices], tf.string),

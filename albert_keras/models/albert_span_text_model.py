@@ -322,12 +322,26 @@ class AlbertSpanTextModel(AlbertTextModel):
         )
         return self._decode(windows, outputs, words)
 
+    _serving_rows = None
+
+    @property
+    def serving_rows(self):
+        """Questions served at once (unless set): at most 512 windows go
+        through the model."""
+        return self._serving_rows or max(1, 512 // self.max_windows)
+
+    @serving_rows.setter
+    def serving_rows(self, rows):
+        self._serving_rows = rows
+
     def _add_endpoints(self, archive):
         """`serve(question [batch], context [batch])` -> answers."""
         spec = tf.TensorSpec([None], tf.string)
         archive.add_endpoint(
             "serve",
-            lambda question, context: self((question, context), training=False),
+            lambda question, context: self._in_rows(
+                lambda x, y: self((x, y), training=False), question, context
+            ),
             input_signature=[spec, spec],
         )
 

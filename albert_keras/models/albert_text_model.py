@@ -188,16 +188,34 @@ class AlbertTextModel(keras.Model):
         """The SavedModel's signatures (a subclass serves other inputs); the
         first one added is also `serving_default`."""
         spec = tf.TensorSpec([None], tf.string)
+        served = self._in_rows
         endpoints = [
-            ("serve", lambda texts: self(texts, training=False), [spec]),
+            (
+                "serve",
+                lambda texts: served(lambda t: self(t, training=False), texts),
+                [spec],
+            ),
             (
                 "serve_pairs",
-                lambda text_a, text_b: self((text_a, text_b), training=False),
+                lambda text_a, text_b: served(
+                    lambda a, b: self((a, b), training=False), text_a, text_b
+                ),
                 [spec, spec],
             ),
         ]
         for name, function, signature in endpoints[:: -1 if self.pairs else 1]:
             archive.add_endpoint(name, function, input_signature=signature)
+
+    # Rows of a served batch that go through the model at once (see
+    # `in_chunks`): a request's memory is that of this many rows.
+    serving_rows = 64
+
+    def _in_rows(self, call, *inputs):
+        """`call(*inputs)` on string tensors, `serving_rows` rows at a time:
+        a signature's memory stays bounded whatever the batch size."""
+        from albert_keras.models.chunked_serving import in_chunks
+
+        return in_chunks(call, inputs, self.serving_rows)
 
     def quantize(self, mode=None, **kwargs):
         """`task_model.quantize(mode, ...)`: the tokenizer has nothing to quantize.
