@@ -53,6 +53,9 @@ def read_keras_file(path, dtype=None):
     return model
 
 
+_MISSING = object()
+
+
 def as_model_class(model, cls, load_weights=True, kwargs=None):
     """`model` as a `cls`: itself, its backbone, or its backbone under a new head.
 
@@ -74,8 +77,10 @@ def as_model_class(model, cls, load_weights=True, kwargs=None):
     backbone = model if isinstance(model, AlbertBackbone) else model.backbone
     if not load_weights:
         return built(cls, backbone.config, None, kwargs)
-    if type(model) is cls and not kwargs:
-        return model
+    if type(model) is cls and all(
+        getattr(model, key, _MISSING) == value for key, value in kwargs.items()
+    ):
+        return model  # the arguments it was saved with: its trained head too
     if issubclass(cls, AlbertBackbone):
         if kwargs:
             raise TypeError(f"A backbone takes no task arguments: {sorted(kwargs)}")

@@ -10,6 +10,7 @@ from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.keras_file_loader import (
     as_model_class,
     built,
+    keras_file_report,
     read_keras_file,
 )
 from checkpoints_convert.loader import load_official_checkpoint, open_checkpoint
@@ -36,7 +37,11 @@ def load_preset(cls, preset, load_weights=True, dtype=None, **kwargs):
     kind = source_kind(path)
     if kind == "keras":
         # The same class as saved, or its backbone (under a new head).
-        return as_model_class(read_keras_file(path, dtype), cls, load_weights, kwargs)
+        saved = read_keras_file(path, dtype)
+        model = as_model_class(saved, cls, load_weights, kwargs)
+        if load_weights:
+            model.conversion_report = keras_file_report(path, saved, model)
+        return model
     if kind == "official_tar":
         with unpacked(path) as folder:
             return load_preset(cls, folder, load_weights, dtype, **kwargs)

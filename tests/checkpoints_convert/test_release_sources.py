@@ -170,6 +170,29 @@ def test_load_official_checkpoint_takes_a_release_tar_and_a_keras_file(
     assert os.path.isfile(tmp_path / "backbone.model")
 
 
+def test_from_preset_of_a_keras_file_keeps_the_head_its_arguments_match(tmp_path):
+    """`num_classes` as saved used to build a new, random head in its place;
+    `from_preset` had no `conversion_report` for a `.keras` file."""
+    keras.utils.set_random_seed(3)
+    classifier = AlbertClassifier(AlbertBackbone("albert_tiny"), num_classes=3)
+    saved = tmp_path / "classifier.keras"
+    classifier.save(saved)
+    ids = np.arange(2, 18, dtype="int32").reshape(2, 8)
+    x = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": 1 + 0 * ids}
+    want = keras.ops.convert_to_numpy(classifier(x)["logits"])
+    for kwargs in ({}, {"num_classes": 3}, {"num_classes": 3, "dropout": 0.1}):
+        same = AlbertClassifier.from_preset(str(saved), **kwargs)
+        got = keras.ops.convert_to_numpy(same(x)["logits"])
+        assert _same([got], [want]) == 0.0, kwargs
+        assert same.conversion_report.new_heads == (), kwargs
+    other = AlbertClassifier.from_preset(str(saved), num_classes=5)
+    assert other.num_classes == 5
+    assert other.conversion_report.new_heads == ("classifier",)
+    assert "classifier/kernel" in other.conversion_report.skipped_heads
+    backbone = AlbertBackbone.from_preset(str(saved))
+    assert _same(backbone.get_weights(), classifier.backbone.get_weights()) == 0.0
+
+
 def test_albert_convert_says_how_to_get_a_release_by_name(
     tmp_path, monkeypatch, capsys
 ):
