@@ -13,6 +13,8 @@ import numpy as np
 
 # Above this share of the examples cut by the sequence length, say so.
 MOST_CUT = 0.5
+# Above this share of a file's records skipped, say so again.
+SKIPPED_SHARE = 0.1
 # A majority class this common makes accuracy a poor score.
 DOMINANT_CLASS = 0.9
 
@@ -40,6 +42,8 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     for name, data in splits.items():
         found += _cut_warnings(name, data, sequence_length)
     found += _dev_is_train(splits)
+    for name in ("train", "dev"):
+        found += _many_skipped(name, splits[name].report)
     found += _one_dev_example(task, splits["dev"])
     found += _unread_partner(task, splits["train"])
     found += _unscored_dev(task, splits["dev"])
@@ -60,6 +64,30 @@ def _cut_warnings(name, data, sequence_length):
         f"--max-seq-length {sequence_length} tokens and are cut: the model never "
         "sees their ends. Raise --max-seq-length (256 or 512) if the label depends "
         "on the whole text."
+    ]
+
+
+def _many_skipped(name, report):
+    """A tenth or more of a file's records skipped: said again at the end
+    (the summary line at the start scrolls away). Dev labels outside the
+    label set have their own warning."""
+    from albert_keras.tasks.classification_task import OUTSIDE
+
+    skipped = report.num_skipped - (
+        report.skipped.get(OUTSIDE, 0) if name == "dev" else 0
+    )
+    total = report.num_skipped + report.kept
+    if not total or skipped < SKIPPED_SHARE * total:
+        return []
+    reasons = "; ".join(
+        f"{reason}: {count:,}"
+        for reason, count in report.skipped.most_common(3)
+        if not (name == "dev" and reason == OUTSIDE)
+    )
+    return [
+        f"{skipped:,} of {total:,} {name} records ({skipped / total:.0%}) were "
+        f"skipped ({reasons}; first lines in metrics.json, data). Fix those "
+        "records, or name the fields with the --*-field flags."
     ]
 
 

@@ -106,13 +106,22 @@ def _table_rows(lines, delimiter, label_field, path="<table>"):
                 yield line, OPEN_QUOTE
             continue
         if len(row) != len(header):
-            yield number, f"{len(row)} fields where the header has {len(header)}"
+            yield number, _field_count(len(row), len(header), delimiter)
             continue
         record = dict(zip(header, row, strict=True))
         if label_field in record:
             label = record[label_field].strip()
             record[label_field] = _cell(label) if label else None
         yield number, record
+
+
+def _field_count(found, expected, delimiter):
+    """Why a row is skipped: its field count, and the likely cause."""
+    reason = f"{found} fields where the header has {expected}"
+    if found > expected:
+        name = "comma" if delimiter == "," else "tab"
+        reason += f" (a {name} in an unquoted text? quote such fields)"
+    return reason
 
 
 def _swallowed(row, delimiter):

@@ -489,3 +489,25 @@ def test_numbered_labels_are_not_typos_of_each_other():
     task = task_from_name("classify")
     task.read(_labelled(labels), training=True)
     assert task.config.labels == ["class1", "class10", "level 2", "level 3"]
+
+
+def test_many_skipped_records_are_warned_of_with_the_likely_cause(tmp_path):
+    # Before: unquoted commas in texts skipped most rows; only the summary
+    # line at the start said so, as "3 fields where the header has 2".
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    rows = ["text,label", "Great film,1", "Dull,0", "Long, slow, dull,0", "Fun, fun,1"]
+    path = _bytes(tmp_path, "commas.csv", "\n".join(rows).encode())
+    task = task_from_name("classify")
+    train = task.read(path, training=True)
+    assert train.report.skipped == {
+        "4 fields where the header has 2 (a comma in an unquoted text? quote "
+        "such fields)": 1,
+        "3 fields where the header has 2 (a comma in an unquoted text? quote "
+        "such fields)": 1,
+    }
+    dev = task.read(_labelled([0, 1]))
+    warnings = data_warnings(task, {"train": train, "dev": dev}, 128)
+    assert warnings[0].startswith(
+        "2 of 4 train records (50%) were skipped (4 fields where the header has 2"
+    )
