@@ -244,6 +244,12 @@ def run_prediction(
     loaded = keras.saving.load_model(path, compile=False)
     task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)
+    is_squad = type(task).__name__ == "SquadTask"
+    if null_threshold is not None and not is_squad:
+        raise ValueError(
+            f"--null-threshold applies to SQuAD runs (no-answer odds); this "
+            f"model is a {type(task).__name__}: leave it out."
+        )
     if vocab is None and settings.get("vocab"):
         beside = os.path.join(folder, settings["vocab"])
         vocab = beside if os.path.isfile(beside) else None
@@ -255,7 +261,7 @@ def run_prediction(
         data, tokenizer, batch_size or settings.get("batch_size", 32)
     )
     stem = os.path.splitext(os.path.basename(input))[0]
-    suffix = ".json" if type(task).__name__ == "SquadTask" else ".jsonl"
+    suffix = ".json" if is_squad else ".jsonl"
     output = output or os.path.join(folder, f"predictions-{stem}{suffix}")
     written = task.write_predictions(
         loaded, data, batches, output, {"null_threshold": null_threshold}

@@ -103,3 +103,14 @@ def test_texts_cut_to_the_run_length_are_said(named_run, capsys):
     assert main(["predict", "--model", str(folder / "run"), "--input", path]) == 0
     printed = capsys.readouterr().out
     assert "Note: 1 of 2 records: cut to sequence_length=32 (line 2)." in printed
+
+
+def test_null_threshold_on_a_classifier_is_refused_not_ignored(named_run, capsys):
+    folder, rows = named_run
+    path = _write(folder / "three.jsonl", rows[:3])
+    run = str(folder / "run")
+    argv = ["predict", "--model", run, "--input", path, "--null-threshold", "0.5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--null-threshold applies to SQuAD runs" in err
+    assert "ClassificationTask" in err
