@@ -147,7 +147,8 @@ def _unscored_dev(task, dev):
     total = skipped + len(dev.examples)
     lines = ", ".join(map(str, dev.report.where.get(OUTSIDE, [])))
     return [
-        f"{skipped:,} of {total:,} dev records ({skipped / total:.0%}; lines "
+        f"{skipped:,} of {total:,} dev records ({skipped / total:.0%}; "
+        f"line{'s' if skipped > 1 else ''} "
         f"{lines}{', ...' if skipped > 5 else ''}) have a label outside the "
         f"label set {task.config.labels}: they are skipped and the dev scores "
         "leave them out. To score them, declare every class with --labels."
