@@ -276,6 +276,12 @@ def check_kept(report, examples, hint="Name the fields with the --*-field flags"
         raise ValueError(f"No example in {report.path!r}: it holds no record.")
     if not examples:
         hint = hint(report) if callable(hint) else hint
+        if set(report.skipped) == {"malformed JSON"}:  # a plain text file?
+            hint = (
+                "It was read as JSON Lines and no line is JSON: write one "
+                'object per line ({"text": ..., "label": ...}), or a .csv / '
+                ".tsv file with a header row naming its columns"
+            )
         found = (
             f"its records have the fields {', '.join(report.fields)}"
             if report.fields

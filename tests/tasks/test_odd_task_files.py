@@ -511,3 +511,10 @@ def test_many_skipped_records_are_warned_of_with_the_likely_cause(tmp_path):
     assert warnings[0].startswith(
         "2 of 4 train records (50%) were skipped (4 fields where the header has 2"
     )
+
+
+def test_a_plain_text_file_is_told_the_formats_read(tmp_path):
+    # Before: "no record could be read. Name the text with --text-field ...".
+    path = _bytes(tmp_path, "reviews.txt", b"a great film\nboring\n")
+    with pytest.raises(ValueError, match=r"read as JSON Lines and no line is JSON"):
+        task_from_name("classify").read(path, training=True)
