@@ -336,7 +336,10 @@ def find_text_fields(records, pairs, report):
 
 
 def _headless_hint(fields):
-    """A hint when a CSV/TSV "header" holds a number: its first row is data."""
+    """A hint when a CSV/TSV "header" holds a number (its first row is
+    data), or the one record has SQuAD's `data` and `version`."""
+    if {"data", "version"} <= set(fields):
+        return " It looks like SQuAD JSON: train on it with --task squad."
     if not any(_NUMBER.match(str(field).strip()) for field in fields):
         return ""
     return (

@@ -518,3 +518,11 @@ def test_a_plain_text_file_is_told_the_formats_read(tmp_path):
     path = _bytes(tmp_path, "reviews.txt", b"a great film\nboring\n")
     with pytest.raises(ValueError, match=r"read as JSON Lines and no line is JSON"):
         task_from_name("classify").read(path, training=True)
+
+
+def test_a_squad_file_given_to_classify_points_to_task_squad(tmp_path):
+    # Before: "its records have the fields version, data. Name the text with
+    # --text-field ..." (the wrong flag).
+    path = _squad_file(tmp_path, [{"id": "a", "question": "Who?", "answers": []}])
+    with pytest.raises(ValueError, match=r"looks like SQuAD JSON: .* --task squad"):
+        task_from_name("classify").read(path, training=True)
