@@ -89,7 +89,12 @@ class AlbertTextModel(keras.Model):
             if isinstance(value, (str, bytes, list)) or (
                 isinstance(value, tuple) and value and isinstance(value[0], str)
             ):
+                _check_strings(value)
                 return tf.constant(value, tf.string)
+            if isinstance(value, np.ndarray) and value.dtype.kind in "USO":
+                if value.dtype.kind == "O":
+                    _check_strings(value.tolist())
+                return tf.constant(value.astype(object), tf.string)
             return value
 
         if isinstance(inputs, dict):
@@ -321,6 +326,22 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     else:
         text_model = AlbertTextModel
     return text_model(task_model, tokenizer, sequence_length, **kwargs)
+
+
+def _check_strings(value, where=()):
+    """ValueError naming the first item of nested lists that is no text."""
+    if isinstance(value, (str, bytes)):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_strings(item, (*where, i))
+        return
+    index = "".join(f"[{i}]" for i in where)
+    raise ValueError(
+        f"A text model takes strings (str or bytes); item {index} is "
+        f"{type(value).__name__} {value!r}. Convert it (str(x)) or leave the "
+        'record out (an empty string "" is a text with no tokens).'
+    )
 
 
 def _one_text_as_batch(value):

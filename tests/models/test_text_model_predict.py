@@ -120,3 +120,39 @@ def test_with_tokenizer_takes_a_vocabulary_path():
     # "16" used to fail comparing a str with an int: the packer names it.
     with pytest.raises(ValueError, match="`sequence_length` must be an integer"):
         with_tokenizer(classifier, SPM_MODEL_PATH, "16")
+
+
+def test_numpy_string_arrays_are_texts(models):
+    """`np.array(["..."])` (dtype <U) failed in Keras ("Invalid dtype: str96")."""
+    model = models["pairs"]
+    texts = ["A fine film.", "", "caf\u00e9 \U0001f600"]
+    expected = model.predict(texts, verbose=0)["logits"]
+    for given in (np.array(texts), np.array(texts, dtype=object)):
+        got = model.predict(given, verbose=0)["logits"]
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+    pairs = {"text_a": np.array(texts), "text_b": np.array(texts[::-1])}
+    expected = model.predict({"text_a": texts, "text_b": texts[::-1]}, verbose=0)
+    got = model.predict(pairs, verbose=0)
+    np.testing.assert_allclose(got["logits"], expected["logits"], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kind, inputs, item",
+    [
+        ("pairs", ["fine", None], "item [1] is NoneType None"),
+        ("pairs", [3, "fine"], "item [0] is int 3"),
+        ("pairs", np.array(["fine", 2.5], dtype=object), "item [1] is float 2.5"),
+        (
+            "choice",
+            {"context": ["c"], "options": [["a", 1, "b"]]},
+            "item [0][1] is int",
+        ),
+        ("qa", {"question": ["q"], "context": [None]}, "item [0] is NoneType"),
+    ],
+)
+def test_a_text_that_is_not_a_string_is_named(models, kind, inputs, item):
+    """Numbers and None among the texts: the item is named, not Keras'/TF's
+    "Can't convert Python sequence with mixed types"."""
+    with pytest.raises(ValueError, match=r"takes strings \(str or bytes\)") as error:
+        models[kind].predict(inputs, verbose=0)
+    assert item in str(error.value)
