@@ -82,6 +82,7 @@ def run_export(args):
             "finetune` on a classification task (export other models with "
             "albert_keras.models.litert_export.export_litert)."
         )
+    _check_float(model, path)
     stem = os.path.splitext(path)[0]
     suffix = "-int8.tflite" if args.quantize == "int8" else ".tflite"
     output = args.output or stem + suffix
@@ -92,9 +93,29 @@ def run_export(args):
         f"{parameter_bytes / 1e6:.1f} MB of float32 parameters), "
         f"quantize={args.quantize}"
     )
+    config = model.backbone.config
+    print(
+        "Inputs: token_ids, segment_ids, padding_mask, int32 [batch, length] with "
+        f"length <= {config.max_position_embeddings} (longer fails in the "
+        "interpreter): pack [CLS] a [SEP] b [SEP] as the run did, with the "
+        "vocabulary beside the model and its sequence length (settings.json)."
+    )
     if not args.no_check:
         _check(model, output)
     return 0
+
+
+def _check_float(model, path):
+    """An int8 `.keras` is refused with the flag that makes an int8 file."""
+    from albert_keras.models.quantized_layers import quantized_layer_modes
+
+    quantized = list(quantized_layer_modes(model))
+    if quantized:
+        raise ValueError(
+            f"{path} is already quantized (e.g. {quantized[0]!r}), which the "
+            "LiteRT converter cannot take: export the float32 model with "
+            "--quantize int8 instead."
+        )
 
 
 def _in_tensorflow_process(args):

@@ -106,6 +106,14 @@ def test_cli_exports_a_fine_tuned_classifier_and_refuses_others(tmp_path, capsys
     out = capsys.readouterr().out
     assert os.path.isfile(tmp_path / "best-int8.tflite"), out
     assert "LiteRT vs Keras" in out and "max abs diff" in out
+    assert "int32 [batch, length] with length <= 16 (longer fails" in out
+
+    small.quantize("int8")
+    small.save(str(tmp_path / "int8.keras"))
+    assert main(["export", "--model", str(tmp_path / "int8.keras")]) == 2
+    err = capsys.readouterr().err
+    assert "int8.keras is already quantized" in err
+    assert "export the float32 model with --quantize int8" in err
 
     assert main(["export", "--model", str(tmp_path), "--format", "onnx"]) == 2
     assert "Unknown --format 'onnx'. Allowed: litert" in capsys.readouterr().err
