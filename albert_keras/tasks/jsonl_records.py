@@ -40,8 +40,10 @@ def _open_lines(path):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
         raise ValueError(
-            f"{path!r} is not UTF-8 text (byte {e.start}): save the task file as UTF-8."
+            f"{path!r} is not UTF-8 text (byte {e.start}, line {line}): save the "
+            "task file as UTF-8 (iconv -f cp1252 -t utf-8, or your editor's Save As)."
         ) from None
     # A byte order mark (Excel's "CSV UTF-8") would become part of the first
     # header name or make the first JSON line malformed.

@@ -526,3 +526,11 @@ def test_a_squad_file_given_to_classify_points_to_task_squad(tmp_path):
     path = _squad_file(tmp_path, [{"id": "a", "question": "Who?", "answers": []}])
     with pytest.raises(ValueError, match=r"looks like SQuAD JSON: .* --task squad"):
         task_from_name("classify").read(path, training=True)
+
+
+def test_a_windows_1252_file_is_refused_with_its_line(tmp_path):
+    # Before: "(byte 19)" alone, to find in a file of thousands of lines.
+    data = "text,label\ngood café,1\nbad,0\n".encode("cp1252")
+    path = _bytes(tmp_path, "cp.csv", data)
+    with pytest.raises(ValueError, match=r"not UTF-8 text \(byte 19, line 2\).*iconv"):
+        task_from_name("classify").read(path, training=True)
