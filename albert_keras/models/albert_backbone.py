@@ -11,7 +11,7 @@ from albert_keras.config import AlbertConfig
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
 from albert_keras.models.early_setattr import early_setattr
-from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.input_selection import lists_as_arrays, select_inputs
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
@@ -124,6 +124,9 @@ class AlbertBackbone(keras.Model):
             self.dtype_policy = dtype
         # === Config ===
         self.config = config
+
+    def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(lists_as_arrays(inputs), *args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
         return super().call(select_inputs(self, inputs), training=training, mask=mask)

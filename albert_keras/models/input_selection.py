@@ -21,3 +21,23 @@ def select_inputs(model, inputs):
             f"dict with keys {sorted(model.input)}. Received keys: {sorted(inputs)}"
         )
     return {name: inputs[name] for name in model.input}
+
+
+def lists_as_arrays(inputs):
+    """A dict's nested Python lists as NumPy arrays, one input each.
+
+    Keras flattens lists into separate inputs, so `{"token_ids": [[2, 7, 3]],
+    ...}` was "expects 3 named input(s) ... but it received 9 input tensors".
+
+    Example:
+    >>> lists_as_arrays({"token_ids": [[2, 7, 3]]})["token_ids"].shape
+    (1, 3)
+    """
+    if not isinstance(inputs, dict):
+        return inputs
+    import numpy as np
+
+    return {
+        key: np.asarray(value) if isinstance(value, (list, tuple)) else value
+        for key, value in inputs.items()
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from albert_keras.models.early_setattr import early_setattr
-from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.input_selection import lists_as_arrays, select_inputs
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
@@ -45,6 +45,9 @@ class TaskModel(keras.Model):
 
     def __setattr__(self, name, value):
         early_setattr(self, name, value, super().__setattr__)
+
+    def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(lists_as_arrays(inputs), *args, **kwargs)
 
     def __init__(self, inputs, outputs, **kwargs):
         check_model_kwargs(type(self), kwargs)

@@ -188,3 +188,24 @@ def test_dict_inputs_are_matched_by_name_not_position():
     assert max_abs_diff(backbone(with_extra)["sequence_output"], expected) == 0.0
     with pytest.raises(ValueError, match='input "padding_mask"'):
         backbone({k: v for k, v in x.items() if k != "padding_mask"})
+
+
+def test_python_lists_are_one_input_each():
+    # Keras flattened them: "expects 3 named input(s) ... received 24 input
+    # tensors. Pass inputs as a dict", for a dict.
+    from albert_keras import AlbertClassifier, AlbertSquadV2
+
+    backbone = AlbertBackbone(AlbertConfig(**TINY))
+    x = random_inputs(batch=2, length=8, vocab=80)
+    lists = {k: np.asarray(v).tolist() for k, v in x.items()}
+    assert (
+        max_abs_diff(backbone(lists)["pooled_output"], backbone(x)["pooled_output"])
+        == 0
+    )
+    classifier = AlbertClassifier(backbone, 3)
+    assert max_abs_diff(classifier(lists)["logits"], classifier(x)["logits"]) == 0
+    reader = AlbertSquadV2(backbone)
+    p_mask = [[0] * 8, [0] * 8]
+    got = reader(dict(lists, p_mask=p_mask))["start_log_probs"]
+    want = reader(dict(x, p_mask=np.zeros((2, 8), "int32")))["start_log_probs"]
+    assert max_abs_diff(got, want) == 0
