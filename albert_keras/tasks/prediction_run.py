@@ -183,6 +183,19 @@ def _check_length(model, task):
         )
 
 
+def _check_vocabulary(model, tokenizer, vocab):
+    """A vocabulary larger than the model's embedding table is another
+    model's: its ids would be wrong, or out of the table."""
+    size, embedded = tokenizer.vocabulary_size(), model.backbone.config.vocab_size
+    if size > embedded:
+        given = f"--vocab {vocab}" if vocab else "the vocabulary beside the model"
+        raise ValueError(
+            f"{given} has {size} tokens but the model embeds {embedded}: it is "
+            "not the model's vocabulary. Pass the run's own with --vocab (the "
+            "file settings.json names), or leave --vocab out."
+        )
+
+
 def run_prediction(
     model,
     input,
@@ -254,6 +267,7 @@ def run_prediction(
         beside = os.path.join(folder, settings["vocab"])
         vocab = beside if os.path.isfile(beside) else None
     tokenizer = load_tokenizer(find_vocabulary(path, vocab))
+    _check_vocabulary(loaded, tokenizer, vocab)
     if null_threshold is None:
         null_threshold = record.get("best", {}).get("best_f1_thresh", math.inf)
     data = task.read(input, require_labels=False).subset(max_examples, seed)

@@ -114,3 +114,18 @@ def test_null_threshold_on_a_classifier_is_refused_not_ignored(named_run, capsys
     err = capsys.readouterr().err
     assert "--null-threshold applies to SQuAD runs" in err
     assert "ClassificationTask" in err
+
+
+def test_a_vocabulary_larger_than_the_model_is_refused(named_run, capsys):
+    """Another model's vocabulary: ids past the embedding table were a
+    TensorFlow traceback on the CPU (a GPU's gather gives zeros silently)."""
+    folder, rows = named_run
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words += [f"w{i}" for i in range(9000)] + ["fine", "dull"]
+    (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    path = _write(folder / "two.jsonl", [{"text": "fine"}, {"text": "dull"}])
+    argv = ["predict", "--model", str(folder / "run"), "--input", path]
+    assert main([*argv, "--vocab", str(folder / "vocab.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"--vocab {folder / 'vocab.txt'} has 9007 tokens but the model embeds" in err
+    assert "not the model's vocabulary" in err
