@@ -332,14 +332,17 @@ def _number(label):
 
 def _label_index(labels):
     """{label key: class}: an integer class also matches its digits written
-    as a string ("1" in JSON; `--labels 0,1` cannot say "0", "1"), and a
-    class "1" the integer 1 (a dev file written by another tool)."""
+    as a string ("1" in JSON; `--labels 0,1` cannot say "0", "1"), a
+    class "1" the integer 1 (a dev file written by another tool), and a
+    class "true" / "false" JSON's true / false (`--labels true,false`)."""
     index = {_label_key(v): i for i, v in enumerate(labels)}
     for i, v in enumerate(labels):
         if isinstance(v, int) and not isinstance(v, bool):
             index.setdefault(("str", str(v)), i)
         elif isinstance(v, str) and v.isascii() and v.lstrip("-").isdigit():
             index.setdefault(("int", int(v)), i)
+        elif isinstance(v, str) and v.strip().lower() in ("true", "false"):
+            index.setdefault(("bool", v.strip().lower() == "true"), i)
     return index
 
 

@@ -26,12 +26,25 @@ RUN_FILES = (
     "logs",
     "backup",
     "savedmodel",
+    "dev_predictions.json",  # squad
+    "dev_null_odds.json",
 )
 
 
 def clear_run(output_dir: str) -> None:
-    """Removes the files of a run from `output_dir` (`--overwrite`)."""
-    for name in RUN_FILES:
+    """Removes the files of a run from `output_dir` (`--overwrite`), its
+    vocabulary copy included (another run's may have another name)."""
+    names = list(RUN_FILES)
+    settings = os.path.join(output_dir, "settings.json")
+    if os.path.isfile(settings):
+        try:
+            vocab = read_json(settings)
+        except ValueError:  # a broken settings.json goes as well
+            vocab = None
+        vocab = vocab.get("vocab") if isinstance(vocab, dict) else None
+        if isinstance(vocab, str) and vocab == os.path.basename(vocab):
+            names.append(vocab)
+    for name in names:
         path = os.path.join(output_dir, name)
         if os.path.isdir(path):
             shutil.rmtree(path)

@@ -95,6 +95,10 @@ def test_boolean_labels_are_two_classes():
     data = task.read(_labelled([True, False, True]), training=True)
     assert task.config.labels == [False, True]
     assert [e["label"] for e in data.examples] == [1, 0, 1]
+    # `--labels true,false` (strings: the CLI cannot say JSON's true) match.
+    declared = task_from_name("classify", labels=["true", "false"])
+    data = declared.read(_labelled([True, False, True]), training=True)
+    assert [e["label"] for e in data.examples] == [0, 1, 0]
 
 
 def test_fractional_labels_are_named_in_the_refusal():

@@ -39,3 +39,25 @@ def test_a_refused_run_does_not_block_the_corrected_command(tmp_path, capsys):
     )
     assert main(_args(out, str(other))) == 2
     assert "dev: other contents (SHA-256 " in capsys.readouterr().err
+
+
+def test_overwrite_clears_every_file_of_the_old_run(tmp_path):
+    """A squad run overwritten by another kept its dev answers, and a run with
+    another vocabulary kept the old one's copy beside the new."""
+    import json
+
+    from albert_keras.tasks.finished_run import RUN_FILES, clear_run
+
+    for name in RUN_FILES:
+        (tmp_path / name).write_text("old")
+    (tmp_path / "logs").unlink()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "settings.json").write_text(json.dumps({"vocab": "old-8k.model"}))
+    (tmp_path / "old-8k.model").write_text("old")
+    (tmp_path / "notes.txt").write_text("the user's")
+    clear_run(str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+    assert {"dev_predictions.json", "dev_null_odds.json"} <= set(RUN_FILES)
+    (tmp_path / "settings.json").write_text("[not a run's")  # broken: removed too
+    clear_run(str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
