@@ -199,6 +199,11 @@ def _check_sentencepiece(vocab, vocab_size):
     must fit the model's `vocab_size` embeddings."""
     from albert_keras.tokenizers.vocabulary_files import read_sentencepiece_model
 
+    if not os.path.isfile(vocab):
+        raise ConversionError(
+            f"The vocabulary {os.fspath(vocab)!r} does not exist: pass the "
+            "model's SentencePiece model (e.g. 30k-clean.model)."
+        )
     try:
         _, processor = read_sentencepiece_model(os.fspath(vocab))
     except ValueError as e:

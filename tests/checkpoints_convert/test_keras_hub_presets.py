@@ -331,3 +331,11 @@ def test_a_vocabulary_larger_than_the_embeddings_is_refused(tmp_path):
         fits.save_to_preset(folder, tokenizer=SPM_MODEL_PATH)
     tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(folder))
     assert tokenizer.vocabulary_size() == 8000
+
+
+def test_a_missing_tokenizer_file_is_named_as_missing(tmp_path):
+    with pytest.raises(ConversionError, match="'missing.model' does not exist"):
+        AlbertBackbone(TINY).save_to_preset(
+            str(tmp_path / "p"), tokenizer="missing.model"
+        )
+    assert not os.path.exists(tmp_path / "p")
