@@ -217,9 +217,13 @@ class AlbertTextModel(keras.Model):
 
     def _in_rows(self, call, *inputs):
         """`call(*inputs)` on string tensors, `serving_rows` rows at a time:
-        a signature's memory stays bounded whatever the batch size."""
+        a signature's memory stays bounded whatever the batch size. (With
+        `dynamic_length` each slice would pad to its own longest row, so
+        such a model serves the whole batch at once.)"""
         from albert_keras.models.chunked_serving import in_chunks
 
+        if self.dynamic_length:
+            return call(*inputs)
         return in_chunks(call, inputs, self.serving_rows)
 
     def quantize(self, mode=None, **kwargs):

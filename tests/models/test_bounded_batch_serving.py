@@ -135,3 +135,18 @@ def test_a_batch_of_12000_texts_is_served_in_bounded_memory(tmp_path):
     assert served["rows"] == 12000 and served["same"]
     # All at once (before): ~2.7 GB more than the loaded model.
     assert served["peak_mb"] - served["before_mb"] < 400
+
+
+def test_a_dynamic_length_model_serves_rows_of_any_length(tokenizer, tmp_path):
+    """Slices would each pad to their own longest row (and not concatenate):
+    a `dynamic_length` model serves its batch whole, padded to the longest."""
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    model = with_tokenizer(AlbertBackbone(config), tokenizer, 32, dynamic_length=True)
+    model.serving_rows = 2
+    model.export(str(tmp_path / "serving"), verbose=False)
+    served = tf.saved_model.load(str(tmp_path / "serving"))
+    texts = tf.constant(["a", "b", "a much longer text with many words", "c"])
+    got, expected = served.serve(texts), model(texts)
+    assert got["sequence_output"].shape[:2] == expected["sequence_output"].shape[:2]
+    for key in ("sequence_output", "pooled_output"):
+        assert max_abs_diff(got[key], expected[key]) < 1e-5, key
