@@ -1,5 +1,7 @@
 """`SquadV2Head`: the official ALBERT SQuAD 2.0 head (squad_utils.create_v2_model)."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -63,6 +65,7 @@ class SquadV2Head(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        check_beam(start_n_top, end_n_top)
         self.hidden_size = hidden_size
         self.start_n_top = start_n_top
         self.end_n_top = end_n_top
@@ -196,3 +199,22 @@ class SquadV2Head(keras.layers.Layer):
             "dropout": self.dropout,
             "initializer_range": self.initializer_range,
         }
+
+
+def check_beam(start_n_top, end_n_top) -> None:
+    """ValueError unless both beam sizes are whole numbers of 1 or more (0
+    gave an empty beam: no answer for any question).
+
+    Example:
+    >>> check_beam(5, 5)
+    """
+    for name, value in (("start_n_top", start_n_top), ("end_n_top", end_n_top)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or value < 1
+        ):
+            raise ValueError(
+                f"`{name}` is a size of the inference beam: give a whole number "
+                f"of 1 or more (the official is 5). Received: {name}={value!r}"
+            )

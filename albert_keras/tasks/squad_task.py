@@ -9,6 +9,7 @@ import os
 
 import keras
 
+from albert_keras.layers.squad_v2_head import check_beam
 from albert_keras.models.albert_span_text_model import check_null_score
 from albert_keras.tasks.squad_reader import read_squad_file
 from albert_keras.tasks.task import Task
@@ -49,6 +50,7 @@ class SquadConfig:
 
     def __post_init__(self):
         check_null_score(self.null_score)
+        check_beam(self.start_n_top, self.end_n_top)
         if self.head not in ("v2", "simple"):
             raise ValueError(f"Unknown head {self.head!r}. Allowed: v2, simple")
         if self.max_answer_length < 1:

@@ -86,3 +86,19 @@ def test_save_load_and_mixed_precision(tmp_path):
     out = half.predict(x, verbose=0)
     assert out["start_log_probs"].dtype == np.float32
     assert np.abs(out["cls_logits"] - first["cls_logits"]).max() < 0.05
+
+
+@pytest.mark.parametrize(
+    "beam", [dict(start_n_top=0), dict(end_n_top=-1), dict(start_n_top=2.5)]
+)
+def test_an_empty_or_fractional_beam_is_refused(beam):
+    """A beam of 0 was accepted and answered no question at all."""
+    from albert_keras.tasks import SquadTask
+
+    backbone = AlbertBackbone(micro_config(50))
+    name = next(iter(beam))
+    with pytest.raises(ValueError, match=f"`{name}` is a size of the inference beam"):
+        AlbertSquadV2(backbone, **beam)
+    with pytest.raises(ValueError, match=f"`{name}` is a size of the inference beam"):
+        SquadTask(**beam)
+    assert AlbertSquadV2(backbone, start_n_top=1, end_n_top=1).start_n_top == 1
