@@ -106,7 +106,7 @@ _when_imported("albert_keras.models.preset_loading", _install_preset_functions)
 def _find_vocabulary(preset):
     from checkpoints_convert.backbone_loader import find_vocabulary
 
-    return find_vocabulary(preset)
+    return find_vocabulary(preset, for_tokenizer=True)
 
 
 def _install_vocabulary_finder():

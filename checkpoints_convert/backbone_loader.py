@@ -37,7 +37,7 @@ def _cached(init, random_hint=None):
     return init
 
 
-def find_vocabulary(init, vocab=None) -> str:
+def find_vocabulary(init, vocab=None, for_tokenizer=False) -> str:
     """The vocabulary to tokenize with: `vocab`, or one beside `init`.
 
     Args:
@@ -46,6 +46,8 @@ def find_vocabulary(init, vocab=None) -> str:
             see `resolve_preset`), a model file or a checkpoint folder /
             prefix.
         vocab: an explicit vocabulary path, returned as is.
+        for_tokenizer: the messages speak to a tokenizer's `from_preset`
+            caller (Python), not to a command's `--vocab` flag.
 
     Example:
     >>> find_vocabulary("albert_tiny").endswith(".model")
@@ -69,7 +71,7 @@ def find_vocabulary(init, vocab=None) -> str:
         from albert_keras.sample_text import SPM_MODEL_PATH
 
         return SPM_MODEL_PATH
-    init = _cached(init)
+    init = _cached(init, _TOKENIZER_RANDOM if for_tokenizer else None)
     if is_release_tar(init):
         raise FileNotFoundError(
             f"{init!r} is a packed release: unpack it (tar xzf) and pass the "
@@ -79,12 +81,23 @@ def find_vocabulary(init, vocab=None) -> str:
     if found is None:
         if os.path.isdir(init):
             source_kind(init)  # no model there either: say what was found
+        fix = _TOKENIZER_FIX if for_tokenizer else "pass --vocab with the"
         raise FileNotFoundError(
             f"No vocabulary found beside {init!r} (looked for "
-            f"{', '.join(VOCABULARY_NAMES)} and *.model): pass --vocab with the "
+            f"{', '.join(VOCABULARY_NAMES)} and *.model): {fix} "
             "SentencePiece model or vocab.txt the model was pretrained with."
         )
     return found
+
+
+_TOKENIZER_RANDOM = (
+    "A tokenizer needs the release's vocabulary (no random one exists): convert "
+    "the release as above, or build the tokenizer from its vocabulary file."
+)
+_TOKENIZER_FIX = (
+    "build the tokenizer from a vocabulary file, AlbertTokenizer('30k-clean.model') "
+    "or AlbertWordPieceTokenizer('vocab.txt'), with the"
+)
 
 
 def resolve_init(init, missing_hint=""):

@@ -87,6 +87,18 @@ def test_a_released_name_is_its_cached_weights_and_vocabulary(
     )
     with pytest.raises(ValueError, match="use AlbertWordPieceTokenizer.from_preset"):
         AlbertTokenizer.from_preset(str(wordpiece))
+    # Nothing there: the fix a Python caller can use, not `--vocab` nor a
+    # `load_weights=False` that tokenizers do not take.
+    with pytest.raises(FileNotFoundError) as error:
+        AlbertTokenizer.from_preset("albert_large_v2")
+    assert "A tokenizer needs the release's vocabulary" in str(error.value)
+    assert "load_weights" not in str(error.value)
+    (wordpiece / "vocab_chinese.txt").unlink()
+    (wordpiece / "model.keras").write_bytes(b"")
+    with pytest.raises(FileNotFoundError) as error:
+        AlbertWordPieceTokenizer.from_preset(str(wordpiece / "model.keras"))
+    assert "build the tokenizer from a vocabulary file" in str(error.value)
+    assert "--vocab" not in str(error.value)
 
 
 def test_fine_tuning_starts_from_a_release_tar(release, tmp_path):
