@@ -315,10 +315,18 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     """
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
     from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
+    from albert_keras.models.albert_pretrainer import AlbertPretrainer
     from albert_keras.models.albert_span_qa import AlbertSpanQA
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
     from albert_keras.models.albert_squad_v2 import AlbertSquadV2
 
+    if isinstance(task_model, AlbertPretrainer):
+        # It built, then failed on the first call (no `mask_positions`).
+        raise TypeError(
+            "with_tokenizer wraps a model of token_ids, segment_ids and "
+            "padding_mask; an AlbertPretrainer also needs mask_positions: "
+            "wrap pretrainer.backbone (or a task model over it) instead."
+        )
     if isinstance(tokenizer, (str, os.PathLike)):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 

@@ -120,6 +120,12 @@ def test_with_tokenizer_takes_a_vocabulary_path():
     # "16" used to fail comparing a str with an int: the packer names it.
     with pytest.raises(ValueError, match="`sequence_length` must be an integer"):
         with_tokenizer(classifier, SPM_MODEL_PATH, "16")
+    # A pretrainer built, then failed on the first call (no mask_positions).
+    from albert_keras import AlbertPretrainer
+
+    pretrainer = AlbertPretrainer(classifier.backbone)
+    with pytest.raises(TypeError, match="wrap pretrainer.backbone"):
+        with_tokenizer(pretrainer, SPM_MODEL_PATH, 16)
 
 
 def test_numpy_string_arrays_are_texts(models):
