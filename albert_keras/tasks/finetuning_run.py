@@ -214,6 +214,7 @@ def _build_model(task, init, splits, options, name):
     unpacked folder).
     """
     from albert_keras.models.weight_copy import reuse_task_head
+    from albert_keras.tasks.init_labels import other_labels
     from albert_keras.training.optimizers import create_optimizer
     from albert_keras.training.xla_compile import xla_jit_compile
     from checkpoints_convert.backbone_loader import load_backbone, load_init_model
@@ -231,7 +232,8 @@ def _build_model(task, init, splits, options, name):
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
         name = name if isinstance(name, str) else type(name).__name__
-        print(f"--init {name}: {reuse_task_head(model, source)}", flush=True)
+        reused = other_labels(task, init) or reuse_task_head(model, source)
+        print(f"--init {name}: {reused}", flush=True)
     if options.lora_rank:  # after the init weights, which it must not touch
         backbone.enable_lora(options.lora_rank)
         print(lora_summary(model, options.lora_rank), flush=True)

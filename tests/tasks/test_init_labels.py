@@ -1,0 +1,61 @@
+"""An --init classifier's head is reused only for the same labels.
+
+A fine-tuned `best.keras` given as --init gave its whole head whenever the
+shapes fitted: the old run's class 0 (`neg`) started as class 0 of a new
+file labelled otherwise, silently.
+"""
+
+import json
+import shutil
+
+import pytest
+from albert_test_case import task_file
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.cli import main
+from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks import ClassificationTask
+from albert_keras.tasks.init_labels import init_labels, other_labels
+
+
+def _run_folder(tmp_path, labels):
+    run = tmp_path / "earlier"
+    run.mkdir()
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    AlbertClassifier(AlbertBackbone(config), num_classes=2).save(run / "best.keras")
+    shutil.copy(SPM_MODEL_PATH, run / "vocab.model")
+    settings = {"task": {"name": "classify", "labels": labels}, "vocab": "vocab.model"}
+    (run / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    return run
+
+
+def test_the_labels_of_the_init_run_are_compared(tmp_path):
+    run = _run_folder(tmp_path, ["neg", "pos"])
+    for init in (run, run / "best.keras", str(run)):
+        assert init_labels(init) == ["neg", "pos"]
+    same = ClassificationTask(labels=["neg", "pos"])
+    assert other_labels(same, run / "best.keras") is None
+    swapped = ClassificationTask(labels=["pos", "neg"])
+    assert "are not this run's ['pos', 'neg']" in other_labels(swapped, run)
+    digits = ClassificationTask(labels=[0, 1])
+    assert other_labels(digits, run) is not None
+    assert init_labels(tmp_path) is None  # no settings.json
+    (run / "settings.json").write_text("[broken", encoding="utf-8")
+    assert init_labels(run) is None
+
+
+@pytest.mark.parametrize(
+    "labels, head", [(["neg", "pos"], "new head"), ([0, 1], "head included")]
+)
+def test_finetune_reuses_the_head_only_for_the_same_labels(
+    tmp_path, capsys, labels, head
+):
+    run = _run_folder(tmp_path, labels)
+    args = ["finetune", "--task", "classify", "--init", str(run / "best.keras")]
+    args += ["--train", task_file("rt_sentiment", "train.jsonl")]
+    args += ["--dev", task_file("rt_sentiment", "dev.jsonl")]
+    args += ["--output-dir", str(tmp_path / "out"), "--epochs", "1"]
+    args += ["--max-seq-length", "16", "--max-train-examples", "16"]
+    args += ["--max-dev-examples", "16", "--no-export", "--no-jit"]
+    assert main(args) == 0
+    assert head in capsys.readouterr().out
