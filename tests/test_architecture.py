@@ -54,3 +54,21 @@ def test_modules_and_functions_fit_on_a_screen():
                 if length > MAX_FUNCTION_LINES and not exempt:
                     too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines")
     assert not too_long, "\n".join(too_long)
+
+
+def test_every_module_is_listed_in_its_folders_readme():
+    """A newcomer finds each module in the README of its folder."""
+    missing = []
+    for package in PACKAGES:
+        for folder, _, files in os.walk(os.path.join(REPO, package)):
+            readme = os.path.join(folder, "README.md")
+            if not os.path.isfile(readme):
+                continue
+            with open(readme, encoding="utf-8") as f:
+                text = f.read()
+            missing += [
+                os.path.relpath(os.path.join(folder, name), REPO)
+                for name in sorted(files)
+                if name.endswith(".py") and name != "__init__.py" and name not in text
+            ]
+    assert not missing, f"not in their folder's README.md: {missing}"
