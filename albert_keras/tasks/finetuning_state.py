@@ -130,6 +130,7 @@ class FinetuningState(keras.callbacks.Callback):
                 model.load_weights(os.path.join(path, _WEIGHTS))
                 _load_lora(model, os.path.join(path, _LORA))
             except Exception as error:  # noqa: BLE001 (any unreadable backup)
+                _refuse_another_model(path, error)
                 print(
                     f"Backup {path} cannot be read ({type(error).__name__}: "
                     f"{str(error)[:200]}); trying the one before it.",
@@ -192,6 +193,19 @@ class FinetuningState(keras.callbacks.Callback):
         """Puts the best epoch's weights into `model` (if an epoch improved)."""
         if self.best_epoch is not None and os.path.isfile(self.best_path):
             model.load_weights(self.best_path)
+
+
+def _refuse_another_model(path, error) -> None:
+    """A backup of another model (its weights of other shapes) is no broken
+    file: the older backups hold the same model, and falling back through
+    them started a new run in the folder, quietly."""
+    if isinstance(error, ValueError) and "shape" in str(error):
+        raise ValueError(
+            f"The backup {path} holds a model of other shapes than this run's "
+            f"({str(error)[:160]}): the run in this folder trained another "
+            "model (another label set, task or --init). Start this one in "
+            "another --output-dir, or pass --overwrite to replace that run."
+        ) from None
 
 
 def _random_states(model) -> list:

@@ -293,3 +293,23 @@ def test_a_resumed_squad_run_cuts_its_windows_once(tmp_path, monkeypatch, capsys
     several = int((np.bincount(features["example_index"]) > 1).sum())
     noted = result["data"]["train"]["noted"]
     assert noted["context split into several windows"] == several
+
+
+def test_a_backup_of_another_model_is_refused_not_skipped(tmp_path):
+    """Resumed with another label set (--force-resume), every backup was
+    reported unreadable and a new run started in the folder, quietly."""
+    from albert_keras.tasks.finetuning_state import FinetuningState
+
+    def model(classes):
+        m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(classes)])
+        m.compile(optimizer="adam", loss="mse")
+        return m
+
+    state = FinetuningState(str(tmp_path), "val_accuracy")
+    state.set_model(model(2))
+    state.on_epoch_end(0, {"loss": 1.0, "val_accuracy": 0.5})
+    with pytest.raises(ValueError, match="holds a model of other shapes") as error:
+        FinetuningState(str(tmp_path), "val_accuracy").restore(model(3))
+    assert "--overwrite" in str(error.value)
+    again = FinetuningState(str(tmp_path), "val_accuracy")
+    assert again.restore(model(2)) and again.epochs_done == 1
