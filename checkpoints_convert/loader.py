@@ -186,8 +186,9 @@ def load_official_checkpoint(
             hub module's `assets/` (a transformers folder: its `config.json`).
         dtype: dtype policy of the model, e.g. "mixed_bfloat16".
         **task_kwargs: task model arguments, e.g. `num_classes` (for a
-            classifier it defaults to the rows of the root `output_weights`),
-            `num_choices`, `dropout`.
+            classifier it defaults to the rows of the root `output_weights`;
+            another number gives a new head, the checkpoint's skipped, as
+            keras-hub's `from_preset`), `num_choices`, `dropout`.
 
     Returns:
         The model, with `model.conversion_report` (a `ConversionReport`); the
@@ -212,6 +213,7 @@ def load_official_checkpoint(
 
     present = set(reader.names)
     new_heads = _new_heads(keras_model, entries, present)
+    new_heads += _resized_classifier(reader, present, task_kwargs, new_heads)
     for part in reader.optional_parts:
         if not any(e.name in present for e in entries if e.row.part == part):
             new_heads.append(part)
@@ -299,6 +301,17 @@ def _from_keras_file(path, model, config, dtype, task_kwargs):
     keras_model.conversion_report = keras_file_report(path, saved, keras_model)
     logger.info("%s", keras_model.conversion_report.summary())
     return keras_model
+
+
+def _resized_classifier(reader, present, task_kwargs, new_heads):
+    """["classifier"] when `num_classes` is given and differs from the
+    checkpoint's classifier: a new head, the checkpoint's skipped (as
+    keras-hub's `from_preset(..., num_classes=N)` and a `.keras` file do),
+    not a shape mismatch."""
+    wanted = task_kwargs.get("num_classes")
+    if wanted is None or "classifier" in new_heads or "output_weights" not in present:
+        return []
+    return ["classifier"] if reader.shape("output_weights")[0] != wanted else []
 
 
 def _new_heads(keras_model, entries, present):

@@ -339,3 +339,23 @@ def test_a_missing_tokenizer_file_is_named_as_missing(tmp_path):
             str(tmp_path / "p"), tokenizer="missing.model"
         )
     assert not os.path.exists(tmp_path / "p")
+
+
+def test_another_num_classes_gives_a_new_head_from_every_source(tmp_path):
+    """A keras-hub classifier preset (or an official run_classifier
+    checkpoint) with num_classes=5 over a 3-class head was a shape-mismatch
+    error, where a .keras file and keras-hub's own from_preset give a new
+    head."""
+    ours = _randomized(AlbertClassifier(AlbertBackbone(TINY), num_classes=3))
+    hub = ours.save_to_preset(str(tmp_path / "hub"), tokenizer=SPM_MODEL_PATH)
+    save_official(ours, str(tmp_path / "official" / "model.ckpt-best"))
+    x = _inputs()
+    for source in (hub, str(tmp_path / "official")):
+        five = AlbertClassifier.from_preset(source, num_classes=5)
+        assert five.num_classes == 5
+        report = five.conversion_report
+        assert report.new_heads == ("classifier",)
+        assert set(report.skipped_heads) >= {"output_weights", "output_bias"}
+        assert _diff(five.backbone, ours.backbone, x) == 0  # the backbone is loaded
+        same = AlbertClassifier.from_preset(source, num_classes=3)
+        assert max_abs_diff(same(x)["logits"], ours(x)["logits"]) < TOLERANCE
