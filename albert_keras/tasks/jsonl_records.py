@@ -9,7 +9,6 @@ never an exception in the middle of a run.
 from __future__ import annotations
 
 import csv
-import difflib
 import json
 import os
 import re
@@ -264,6 +263,8 @@ def check_text(text, optional=False):
     else the reason to skip the record."""
     if text is None and optional:
         return None
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return "text is a number"
     if not isinstance(text, str):
         return "text is not a string"
     if not text.strip():
@@ -278,6 +279,9 @@ def check_kept(report, examples, hint="Name the fields with the --*-field flags"
         raise ValueError(f"No example in {report.path!r}: it holds no record.")
     if not examples:
         hint = hint(report) if callable(hint) else hint
+        if "text is a number" in report.skipped:
+            numbers = 'Write texts as strings ("123", not 123)'
+            hint = f"{numbers}, or {hint[:1].lower()}{hint[1:]}"
         if set(report.skipped) == {"malformed JSON"}:  # a plain text file?
             hint = (
                 "It was read as JSON Lines and no line is JSON: write one "
@@ -348,52 +352,3 @@ def _headless_hint(fields):
         " The first row reads as data: a CSV/TSV file needs a header row "
         "naming its columns (e.g. text,label) before the examples."
     )
-
-
-# Labels the same up to case and spaces, one letter off, one a longer
-# spelling of the other, or with a `difflib` ratio this high are near-misses.
-NEAR_MISS_RATIO = 0.8
-
-
-def is_near_miss(rare, common) -> bool:
-    """Whether the string label `rare` reads as a misspelling of `common`.
-
-    Args:
-        rare, common: two labels; numbers are never near-misses (0..9 are
-            ten classes, however rare one is).
-
-    Example:
-    >>> is_near_miss("postive", "pos"), is_near_miss("Neg ", "neg")
-    (True, True)
-    >>> is_near_miss("contradiction", "neutral")
-    False
-    """
-    if not (isinstance(rare, str) and isinstance(common, str)) or rare == common:
-        return False
-    a, b = (
-        " ".join(re.split(r"[\s_\-/]+", x.strip().casefold())) for x in (rare, common)
-    )
-    if a == b:
-        return True  # case, spaces, `_` / `-` / `/`
-    if not re.search(r"[^\W\d_]", a):
-        return False  # digits and signs: names, not words
-    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
-        return False  # `class1` / `class10`, `level 2` / `level 3`: numbered
-    short, long = sorted((a, b), key=len)
-    if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
-        return True  # `postive` or `nge` beside `pos` / `neg`
-    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
-
-
-def _one_edit(short, long):
-    """One letter added, dropped, changed, or two neighbours swapped."""
-    if len(long) - len(short) > 1:
-        return False
-    i = next(
-        (i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
-        len(short),
-    )
-    if len(short) < len(long):
-        return short[i:] == long[i + 1 :]
-    swapped = long[i + 1 : i + 2] + long[i : i + 1] + long[i + 2 :]
-    return short[i + 1 :] == long[i + 1 :] or short[i:] == swapped

@@ -7,7 +7,8 @@ case or spaces are refused with their line numbers and the fix.
 
 from __future__ import annotations
 
-from albert_keras.tasks.jsonl_records import is_near_miss
+import difflib
+import re
 
 # A class this rare beside one this common is taken for a typo (`7` in a 0/1
 # file): declare the label set (`labels`, --labels) to train on it anyway.
@@ -15,7 +16,7 @@ RARE_CLASS = 3
 COMMON_CLASS = 300
 # In a file of any size, a rare label that is a near-miss of one this many
 # times as common is taken for a typo (`postive` beside `pos`, `Neg` beside
-# `neg`; `jsonl_records.is_near_miss`).
+# `neg`; `is_near_miss`).
 NEAR_MISS_FACTOR = 5
 
 
@@ -135,3 +136,52 @@ def _check_case_variants(counts):
         "in the file, or declare the label set with --labels (labels=[...] in "
         "Python): rows with other labels are then skipped and reported."
     )
+
+
+# Labels the same up to case and spaces, one letter off, one a longer
+# spelling of the other, or with a `difflib` ratio this high are near-misses.
+NEAR_MISS_RATIO = 0.8
+
+
+def is_near_miss(rare, common) -> bool:
+    """Whether the string label `rare` reads as a misspelling of `common`.
+
+    Args:
+        rare, common: two labels; numbers are never near-misses (0..9 are
+            ten classes, however rare one is).
+
+    Example:
+    >>> is_near_miss("postive", "pos"), is_near_miss("Neg ", "neg")
+    (True, True)
+    >>> is_near_miss("contradiction", "neutral")
+    False
+    """
+    if not (isinstance(rare, str) and isinstance(common, str)) or rare == common:
+        return False
+    a, b = (
+        " ".join(re.split(r"[\s_\-/]+", x.strip().casefold())) for x in (rare, common)
+    )
+    if a == b:
+        return True  # case, spaces, `_` / `-` / `/`
+    if not re.search(r"[^\W\d_]", a):
+        return False  # digits and signs: names, not words
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return False  # `class1` / `class10`, `level 2` / `level 3`: numbered
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 3 and (long.startswith(short) or _one_edit(short, long)):
+        return True  # `postive` or `nge` beside `pos` / `neg`
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
+
+
+def _one_edit(short, long):
+    """One letter added, dropped, changed, or two neighbours swapped."""
+    if len(long) - len(short) > 1:
+        return False
+    i = next(
+        (i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
+        len(short),
+    )
+    if len(short) < len(long):
+        return short[i:] == long[i + 1 :]
+    swapped = long[i + 1 : i + 2] + long[i : i + 1] + long[i + 2 :]
+    return short[i + 1 :] == long[i + 1 :] or short[i:] == swapped

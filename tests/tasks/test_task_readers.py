@@ -74,7 +74,7 @@ def test_bad_records_are_skipped_and_counted(tmp_path):
             '{"text": "no label"}',  # 4
             '{"text": "odd", "label": "maybe"}',  # 5: outside the label set
             '{"text": "   ", "label": "neg"}',  # 6: empty
-            '{"text": 7, "label": "neg"}',  # 7: not a string
+            '{"text": 7, "label": "neg"}',  # 7: a number, not a string
             "",  # blank lines are not records
             '{"text": "also fine", "label": "neg"}',  # 9
             '{"sentence": "another key", "label": "neg"}',  # 10: not the file's key
@@ -94,7 +94,7 @@ def test_bad_records_are_skipped_and_counted(tmp_path):
         "no label": 1,
         "label outside the label set": 1,
         "empty text": 1,
-        "text is not a string": 1,
+        "text is a number": 1,
         "no text": 1,
     }
     assert report.where["malformed JSON"] == [2]
@@ -279,8 +279,13 @@ def test_unusable_files_fail_clearly(tmp_path):
         task_from_name("classify").read(str(latin), training=True)
     empty = _write(tmp_path, ['{"text": 3, "label": 1}'], "empty.jsonl")
     task = ClassificationTask(num_classes=1, text_fields=("text",))
-    with pytest.raises(ValueError, match="No usable example.*--text-field"):
+    with pytest.raises(ValueError, match="No usable example.*--text-field") as error:
         task.read(empty, training=True)
+    # A number where text belongs: said, not only "name the text field".
+    assert "text is a number: 1" in str(error.value)
+    assert 'Write texts as strings ("123", not 123), or name the text' in str(
+        error.value
+    )
     with pytest.raises(ValueError, match="Allowed: classify, pair"):
         task_from_name("ner")
     # A classification training file needs two labels or more, and as many
