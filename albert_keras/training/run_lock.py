@@ -45,6 +45,7 @@ class RunLock:
         self.taken_over = None  # the record of a killed holder, if any
         self._key = os.path.realpath(folder)
         self._nested = False
+        self._made = False  # the folder was made by this lock
         self._lock = filelock.FileLock(os.path.join(folder, ".lock"), timeout=0)
 
     @property
@@ -65,6 +66,7 @@ class RunLock:
     def acquire(self) -> RunLock:
         """Takes the lock or raises `RunFolderBusy` naming the holder."""
         try:
+            self._made = self._made or not os.path.isdir(self.folder)
             os.makedirs(self.folder, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
             raise ValueError(
@@ -114,6 +116,18 @@ class RunLock:
             except OSError:
                 pass
             self._lock.release()
+            self._remove_if_unused()
+
+    def _remove_if_unused(self) -> None:
+        """A folder this lock made and the run never wrote to goes again: a
+        run refused before its first file (a misspelt input) leaves nothing."""
+        try:
+            if self._made and set(os.listdir(self.folder)) <= {".lock"}:
+                if os.path.exists(self._lock.lock_file):
+                    os.remove(self._lock.lock_file)
+                os.rmdir(self.folder)
+        except OSError:
+            pass  # another process came in, or the folder went: keep it
 
     def __enter__(self):
         return self.acquire()

@@ -20,3 +20,30 @@ def test_an_output_folder_that_is_a_file_is_refused(tmp_path, capsys, below):
     assert f"The output folder {str(out)!r} cannot be made" in error
     assert "is a file" in error and "--output-dir" in error
     assert taken.read_text() == "not a folder"
+
+
+def test_a_run_refused_before_its_first_file_leaves_no_folder(tmp_path, capsys):
+    """A misspelt --train left an empty --output-dir holding `.lock`."""
+    out = tmp_path / "runs" / "nli"
+    argv = ["finetune", "--task", "classify", "--train", str(tmp_path / "trian.jsonl")]
+    argv += ["--dev", str(tmp_path / "dev.jsonl"), "--init", "albert_tiny"]
+    assert main([*argv, "--output-dir", str(out)]) == 2
+    assert "trian.jsonl" in capsys.readouterr().err
+    assert not out.exists()
+    out.mkdir(parents=True)  # a folder the user made stays
+    assert main([*argv, "--output-dir", str(out)]) == 2
+    assert out.is_dir()
+
+
+def test_a_lock_removes_only_the_folder_it_made(tmp_path):
+    from albert_keras.training.run_lock import RunLock
+
+    with RunLock(str(tmp_path / "new")):
+        pass
+    assert not (tmp_path / "new").exists()
+    with RunLock(str(tmp_path / "used")):
+        (tmp_path / "used" / "metrics.json").write_text("{}")
+    assert sorted(p.name for p in (tmp_path / "used").iterdir()) == [
+        ".lock",
+        "metrics.json",
+    ]
