@@ -228,9 +228,7 @@ class SquadTask(Task):
         _write_json(os.path.join(output_dir, "dev_null_odds.json"), odds)
 
     def write_predictions(self, model, data, dataset, output, record):
-        best_spans, odds = _with_skipped(
-            data.source, *self.answers(model, data, dataset)
-        )
+        best_spans, odds = self.answers(model, data, dataset)
         threshold = record["null_threshold"]
         answers = {q: "" if odds[q] > threshold else t for q, t in best_spans.items()}
         _write_json(output, answers)
@@ -241,28 +239,6 @@ class SquadTask(Task):
             metrics = _prediction_metrics(data.source, best_spans, odds, threshold)
             labelled = len(best_spans)  # every question of a gold file is scored
         return {"null_odds": odds_path, "metrics": metrics, "labelled": labelled}
-
-
-def _with_skipped(dataset, spans, odds):
-    """Questions the reader skipped (an empty question or context) answered
-    "", at odds above every other question's: the official evaluation wants
-    an answer for every id (a missing one left the question out of its
-    scores)."""
-    ids = [
-        qa["id"]
-        for article in dataset
-        for paragraph in article.get("paragraphs", [])
-        for qa in paragraph.get("qas", [])
-        if isinstance(qa, dict) and qa.get("id") not in (None, "")
-    ]
-    missing = [q for q in ids if q not in spans]
-    if not missing:
-        return spans, odds
-    top = max(odds.values(), default=0.0) + 1.0
-    return {**spans, **dict.fromkeys(missing, "")}, {
-        **odds,
-        **dict.fromkeys(missing, top),
-    }
 
 
 def _write_json(path, value):

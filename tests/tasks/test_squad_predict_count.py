@@ -49,31 +49,3 @@ def test_questions_without_answers_are_not_counted(tmp_path, monkeypatch):
     written, questions = _predict(tmp_path, monkeypatch, source)
     assert questions == 128
     assert written["metrics"] is None and written["labelled"] == 0
-
-
-def test_skipped_questions_are_answered_empty(tmp_path, monkeypatch):
-    """An empty question or context was skipped and left out of the
-    predictions file, which the official evaluation reads by id."""
-    source = {
-        "version": "v2.0",
-        "data": [
-            {
-                "paragraphs": [
-                    {
-                        "context": "Emma lived at Hartfield.",
-                        "qas": [
-                            {"id": "q1", "question": "Where did Emma live?"},
-                            {"id": "q2", "question": ""},
-                        ],
-                    },
-                    {"context": "", "qas": [{"id": "q3", "question": "Who?"}]},
-                ]
-            }
-        ],
-    }
-    written, questions = _predict(tmp_path, monkeypatch, source)
-    assert questions == 1
-    with open(tmp_path / "predictions.json", encoding="utf-8") as f:
-        assert json.load(f) == {"q1": "", "q2": "", "q3": ""}
-    with open(written["null_odds"], encoding="utf-8") as f:
-        assert json.load(f) == {"q1": 0.0, "q2": 1.0, "q3": 1.0}
