@@ -216,6 +216,8 @@ def test_one_run_per_folder(tmp_path, capsys, held_elsewhere):
     assert "is in use by another run" in err and "a test" in err
     assert not os.path.exists(os.path.join(out, "best.keras"))
     # A record left by a killed holder: the folder is taken over, and said so.
+    # (The other holder made the folder and wrote nothing: it went with it.)
+    os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, ".lock.json"), "w") as f:
         json.dump({"pid": 999999, "host": "elsewhere", "what": "killed"}, f)
     with RunLock(out) as lock:
