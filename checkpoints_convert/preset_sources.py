@@ -147,10 +147,7 @@ def _unknown_kind(path):
     if not os.path.exists(path):
         found = "nothing (no such file or folder)"
     elif os.path.isdir(path):
-        names = sorted(os.listdir(path))
-        found = "a folder holding " + (", ".join(names[:12]) or "no files")
-        if len(names) > 12:
-            found += f" and {len(names) - 12} more"
+        found = "a folder holding " + folder_listing(path)
     else:
         found = f"a file of {os.path.getsize(path)} bytes"
     models = sorted(glob.glob(os.path.join(glob.escape(path), "*.keras")))
@@ -160,6 +157,19 @@ def _unknown_kind(path):
         + "; ".join(KINDS.values())
         + f", or a preset name.{hint}"
     )
+
+
+def folder_listing(folder, shown: int = 12) -> str:
+    """The names in `folder`, sorted: the first `shown` and how many more.
+
+    Example:
+    >>> import tempfile
+    >>> folder_listing(tempfile.mkdtemp())
+    'no files'
+    """
+    names = sorted(os.listdir(folder))
+    listed = ", ".join(names[:shown]) or "no files"
+    return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def is_keras_file(path) -> bool:

@@ -43,11 +43,13 @@ def check_init_checkpoint(init):
             "albert_base/model.ckpt-best) or the pretrainer.keras of a run."
         )
     if os.path.isdir(init) and not _holds_checkpoint(init):
+        from checkpoints_convert.preset_sources import folder_listing
+
         raise ValueError(
             f"--init-checkpoint {init!r} is a folder without a checkpoint: "
-            f"found {_listing(init)}. Pass an official release folder (holding "
-            "model.ckpt-best.index), a TF Hub or transformers folder, or the "
-            "pretrainer.keras of a run."
+            f"found {folder_listing(init, 8)}. Pass an official release folder "
+            "(holding model.ckpt-best.index), a TF Hub or transformers folder, or "
+            "the pretrainer.keras of a run."
         )
 
 
@@ -75,12 +77,6 @@ def _holds_checkpoint(folder):
     except ConversionError:
         return False
     return True
-
-
-def _listing(folder):
-    names = sorted(os.listdir(folder))
-    shown = ", ".join(names[:8]) or "no files"
-    return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
 
 def load_init_pretrainer(path):
