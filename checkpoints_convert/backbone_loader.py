@@ -100,6 +100,30 @@ _TOKENIZER_FIX = (
 )
 
 
+def run_labels(path) -> list | None:
+    """The labels of the fine-tuning run `path` comes from (the `settings.json`
+    of its folder), else None; ValueError for a settings.json that is not JSON.
+
+    Args:
+        path: a `.keras` file (a run's best.keras) or a run folder; anything
+            else gives None.
+
+    Example:
+    >>> run_labels("albert_tiny") is None
+    True
+    """
+    from albert_keras.atomic_files import read_json
+
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    settings = read_json(os.path.join(folder, "settings.json"))
+    task = settings.get("task") if isinstance(settings, dict) else None
+    labels = task.get("labels") if isinstance(task, dict) else None
+    return list(labels) if isinstance(labels, list) and labels else None
+
+
 def resolve_init(init, missing_hint=""):
     """`init` checked: a missing path or an unknown name is refused here.
 

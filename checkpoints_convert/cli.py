@@ -257,13 +257,14 @@ def _to_hf(args):
 def _run_labels(source, model):
     """A classifier's labels from the `settings.json` of the fine-tuning run
     beside `source` (its best.keras), else None (LABEL_0, LABEL_1, ...)."""
-    settings = os.path.join(os.path.dirname(os.path.abspath(source)), "settings.json")
-    if getattr(model, "num_classes", 1) < 2 or not os.path.isfile(settings):
+    from checkpoints_convert.backbone_loader import run_labels
+
+    if getattr(model, "num_classes", 1) < 2:
         return None
-    with open(settings, encoding="utf-8") as f:
-        labels = (json.load(f).get("task") or {}).get("labels")
+    labels = run_labels(source)
     if not labels or len(labels) != model.num_classes:
         return None
+    settings = os.path.join(os.path.dirname(os.path.abspath(source)), "settings.json")
     _log(f"labels (id2label) from {settings}: {', '.join(map(str, labels))}")
     return labels
 

@@ -10,13 +10,10 @@ for the same labels in the same order.
 
 from __future__ import annotations
 
-import os
-
-from albert_keras.atomic_files import read_json
-
 
 def init_labels(init) -> list | None:
-    """The labels of the fine-tuning run `init` comes from, else None.
+    """The labels of the fine-tuning run `init` comes from, else None (a
+    settings.json that is not JSON too: nothing is known of its labels).
 
     Args:
         init: a `.keras` path or a run folder (anything else: None).
@@ -25,17 +22,12 @@ def init_labels(init) -> list | None:
     >>> init_labels("albert_tiny") is None
     True
     """
-    if not isinstance(init, (str, os.PathLike)):
-        return None
-    init = os.fspath(init)
-    folder = init if os.path.isdir(init) else os.path.dirname(os.path.abspath(init))
+    from checkpoints_convert.backbone_loader import run_labels
+
     try:
-        settings = read_json(os.path.join(folder, "settings.json"))
-    except ValueError:  # not a run's: nothing known of its labels
+        return run_labels(init)
+    except ValueError:
         return None
-    task = settings.get("task") if isinstance(settings, dict) else None
-    labels = task.get("labels") if isinstance(task, dict) else None
-    return list(labels) if isinstance(labels, list) and labels else None
 
 
 def other_labels(task, init) -> str | None:
