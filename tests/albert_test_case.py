@@ -11,8 +11,12 @@ the training and pretraining-run tests.
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import subprocess
+import sys
 import tempfile
+import textwrap
 
 import keras
 import numpy as np
@@ -174,3 +178,17 @@ def run_model_test(model, x, y=None, loss=None, atol=0.0):
         assert all(moved) or sum(moved) > len(moved) // 2
         return history
     return None
+
+
+def python_json(script: str, *args) -> dict:
+    """The JSON a fresh Python (TensorFlow backend) prints last for `script`:
+    for what one process must measure alone, e.g. its peak memory."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])

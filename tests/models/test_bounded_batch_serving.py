@@ -6,7 +6,6 @@ QA model's to 3.7 GB. Now memory is that of one slice, whatever the batch,
 and the outputs are those of one call.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from albert_test_case import max_abs_diff, micro_config
+from albert_test_case import max_abs_diff, micro_config, python_json
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig, AlbertSpanQA
 from albert_keras.models import with_tokenizer
@@ -107,19 +106,6 @@ print(json.dumps({
 """
 
 
-def _child(script, *args):
-    """The JSON a fresh Python prints last for `script`."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc VmHWM")
 def test_a_batch_of_12000_texts_is_served_in_bounded_memory(tmp_path):
     # ~15 s: a fresh process, so that the peak RSS is the served model's.
@@ -130,7 +116,7 @@ def test_a_batch_of_12000_texts_is_served_in_bounded_memory(tmp_path):
         capture_output=True,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow"),
     )
-    served = _child(SERVE, str(tmp_path / "s"))
+    served = python_json(SERVE, str(tmp_path / "s"))
     print(f"12,000 texts: peak {served['peak_mb']:.0f} MB ({served['before_mb']:.0f})")
     assert served["rows"] == 12000 and served["same"]
     # All at once (before): ~2.7 GB more than the loaded model.

@@ -7,13 +7,8 @@ fresh process; its peak RSS is read from /proc's VmHWM, since on Linux
 `ru_maxrss` keeps the peak of the process that started it (pytest's).
 """
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
+from albert_test_case import python_json
 
 # Builds a tiny reader (SquadTask's default 128/64/32 windows), exports it and
 # writes a 5 MB context of one-token words with the answers the Keras model
@@ -94,25 +89,12 @@ print(json.dumps({
 QUESTION = "Who came home with her father?"
 
 
-def _child(script, *args):
-    """The JSON a fresh Python prints last for `script`."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 @pytest.mark.slow
 def test_a_5mb_context_and_empty_contexts_are_served_in_bounded_memory(tmp_path):
-    expected = _child(EXPORT, str(tmp_path), QUESTION)
+    expected = python_json(EXPORT, str(tmp_path), QUESTION)
     assert expected["max_windows"] == 64 and not expected["truncated"]
     assert expected["best_span"]  # random weights, still a valid span
-    served = _child(SERVE, str(tmp_path), QUESTION)
+    served = python_json(SERVE, str(tmp_path), QUESTION)
     print(
         f"serving 5 MB: peak RSS {served['peak_mb']:.0f} MB (loaded model "
         f"{served['before_mb']:.0f} MB), {served['seconds']:.1f} s"
