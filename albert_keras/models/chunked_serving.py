@@ -52,8 +52,12 @@ def in_chunks(function, inputs, rows):
     ]
     with tf.control_dependencies(checks):
         inputs = [tf.identity(t) for t in inputs]
-    # The first slice outside the loop gives the outputs' dtypes and shapes
-    # (an empty batch is one empty slice).
+    # One traced graph serves every slice: the first one, outside the loop,
+    # gives the outputs' dtypes and shapes (an empty batch is one empty
+    # slice), and the loop calls the same graph (tracing the model twice
+    # would double an export's time).
+    specs = [tf.TensorSpec([None, *t.shape[1:]], t.dtype) for t in inputs]
+    function = tf.function(function, input_signature=specs, autograph=False)
     first = function(*[t[:rows] for t in inputs])
     arrays = {
         key: tf.TensorArray(
