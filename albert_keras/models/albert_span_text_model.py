@@ -322,17 +322,10 @@ class AlbertSpanTextModel(AlbertTextModel):
         )
         return self._decode(windows, outputs, words)
 
-    _serving_rows = None
-
-    @property
-    def serving_rows(self):
-        """Questions served at once (unless set): at most 512 windows go
-        through the model."""
-        return self._serving_rows or max(1, 512 // self.max_windows)
-
-    @serving_rows.setter
-    def serving_rows(self, rows):
-        self._serving_rows = rows
+    def _default_serving_rows(self):
+        """Questions served at once (unless `serving_rows` is set): at most
+        512 windows go through the model."""
+        return max(1, 512 // self.max_windows)
 
     def _add_endpoints(self, archive):
         """`serve(question [batch], context [batch])` -> answers."""

@@ -44,6 +44,8 @@ class AlbertTextModel(keras.Model):
         pairs: bool. The task model was trained on pairs: the SavedModel's
             `serving_default` (what TF Serving calls when no signature is
             named) is then `serve_pairs`, not `serve` (single texts).
+        serving_rows: int or None. Rows a SavedModel runs at once (see the
+            `serving_rows` property; None: its default).
 
     Example:
     >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
@@ -64,6 +66,7 @@ class AlbertTextModel(keras.Model):
         dynamic_length=False,
         packer=None,
         pairs=False,
+        serving_rows=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -78,6 +81,7 @@ class AlbertTextModel(keras.Model):
         self.dynamic_length = bool(dynamic_length)
         self.pairs = bool(pairs)
         self.packer = packer
+        self.serving_rows = serving_rows
         # The task model holds every weight and is built; the rest has none.
         self.built = True
 
@@ -211,9 +215,30 @@ class AlbertTextModel(keras.Model):
         for name, function, signature in endpoints[:: -1 if self.pairs else 1]:
             archive.add_endpoint(name, function, input_signature=signature)
 
-    # Rows of a served batch that go through the model at once (see
-    # `in_chunks`): a request's memory is that of this many rows.
-    serving_rows = 64
+    _serving_rows = None
+
+    @property
+    def serving_rows(self):
+        """Rows of a served batch that go through the model at once (see
+        `in_chunks`): a request's memory is that of this many rows. Set it
+        before `export`; None is the default. `.keras` files keep it."""
+        return self._serving_rows or self._default_serving_rows()
+
+    @serving_rows.setter
+    def serving_rows(self, rows):
+        if rows is not None and (
+            not isinstance(rows, int) or isinstance(rows, bool) or rows < 1
+        ):
+            raise ValueError(
+                "`serving_rows` must be a positive integer: the rows of a served "
+                "batch that go through the model at once (e.g. `model.serving_rows"
+                " = 8`; None for the default). Received: "
+                f"serving_rows={rows!r}"
+            )
+        self._serving_rows = rows
+
+    def _default_serving_rows(self):
+        return 64
 
     def _in_rows(self, call, *inputs):
         """`call(*inputs)` on string tensors, `serving_rows` rows at a time:
@@ -244,6 +269,7 @@ class AlbertTextModel(keras.Model):
         pass  # built at construction (see __init__)
 
     def get_config(self):
+        rows = self.serving_rows  # saved only when set to another than the default
         return {
             **super().get_config(),
             "task_model": keras.saving.serialize_keras_object(self.task_model),
@@ -252,6 +278,7 @@ class AlbertTextModel(keras.Model):
             "dynamic_length": self.dynamic_length,
             "packer": keras.saving.serialize_keras_object(self.packer),
             **({"pairs": True} if self.pairs else {}),
+            **({"serving_rows": rows} if rows != self._default_serving_rows() else {}),
         }
 
     @classmethod

@@ -154,3 +154,36 @@ def test_a_dynamic_length_model_serves_rows_of_any_length(tokenizer, tmp_path):
     assert got["sequence_output"].shape[:2] == expected["sequence_output"].shape[:2]
     for key in ("sequence_output", "pooled_output"):
         assert max_abs_diff(got[key], expected[key]) < 1e-5, key
+
+
+SERVING_ROWS_ERROR = (
+    "`serving_rows` must be a positive integer: the rows of a served batch "
+    "that go through the model at once (e.g. `model.serving_rows = 8`; None "
+    "for the default). Received: serving_rows={!r}"
+)
+
+
+def test_serving_rows_travel_in_the_keras_file(tokenizer, tmp_path):
+    """A set `serving_rows` is saved and loaded (before, it went back to the
+    default); the default is not written, so older configs load as before."""
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    classifier = with_tokenizer(
+        AlbertClassifier(AlbertBackbone(config), num_classes=2), tokenizer, 32
+    )
+    reader = with_tokenizer(
+        AlbertSpanQA(AlbertBackbone(config)), tokenizer, 32, max_query_length=8
+    )
+    for model, default in ((classifier, 64), (reader, 8)):
+        assert "serving_rows" not in model.get_config()
+        model.serving_rows = 5
+        model.save(tmp_path / "m.keras")
+        assert keras.saving.load_model(tmp_path / "m.keras").serving_rows == 5
+        model.serving_rows = None
+        assert model.serving_rows == default
+        model.save(tmp_path / "m.keras")
+        assert keras.saving.load_model(tmp_path / "m.keras").serving_rows == default
+    for bad in (0, -1, 2.5, "8", True):
+        with pytest.raises(ValueError) as error:
+            classifier.serving_rows = bad
+        assert str(error.value) == SERVING_ROWS_ERROR.format(bad)
+    assert classifier.serving_rows == 64
