@@ -45,7 +45,8 @@ def find_vocabulary(init, vocab=None, for_tokenizer=False) -> str:
             a released preset's name (the vocabulary of its cached weights,
             see `resolve_preset`), a model file or a checkpoint folder /
             prefix.
-        vocab: an explicit vocabulary path, returned as is.
+        vocab: an explicit vocabulary path, returned as is (refused when
+            its tokens are not those of a vocabulary kept beside `init`).
         for_tokenizer: the messages speak to a tokenizer's `from_preset`
             caller (Python), not to a command's `--vocab` flag.
 
@@ -55,11 +56,14 @@ def find_vocabulary(init, vocab=None, for_tokenizer=False) -> str:
     """
     from albert_keras.tokenizers.vocabulary_files import (
         VOCABULARY_NAMES,
+        check_same_vocabulary,
         vocabulary_beside,
     )
     from checkpoints_convert.preset_sources import is_release_tar, source_kind
 
     if vocab:
+        if isinstance(init, (str, os.PathLike)) and not _is_preset(init):
+            check_same_vocabulary(vocab, os.fspath(init))
         return vocab
     if not isinstance(init, (str, os.PathLike)):
         raise ValueError(

@@ -225,16 +225,20 @@ def load_tokenizer(vocabulary: str, lowercase: bool = True, **kwargs):
         AlbertWordPieceTokenizer,
     )
 
+    if _is_text_file(vocabulary):
+        return AlbertWordPieceTokenizer(vocabulary, lowercase=lowercase, **kwargs)
+    return AlbertTokenizer(vocabulary, lowercase=lowercase, **kwargs)
+
+
+def _is_text_file(vocabulary) -> bool:
+    """A WordPiece `vocab.txt` (text), not a SentencePiece model (binary)."""
     head = _read_bytes(vocabulary, "vocabulary")[:4096]
     try:
         head.decode("utf-8")
-        is_text = b"\x00" not in head
+        return b"\x00" not in head
     except UnicodeDecodeError as e:
         # A cut in the middle of a character at the end is still text.
-        is_text = e.start > len(head) - 4 and b"\x00" not in head
-    if is_text:
-        return AlbertWordPieceTokenizer(vocabulary, lowercase=lowercase, **kwargs)
-    return AlbertTokenizer(vocabulary, lowercase=lowercase, **kwargs)
+        return e.start > len(head) - 4 and b"\x00" not in head
 
 
 def _folder_of(path) -> str:
@@ -295,3 +299,52 @@ def vocabulary_beside(path) -> str | None:
             return candidate
     found = sorted(glob.glob(os.path.join(_folder_of(path), "*.model")))
     return found[0] if found else None
+
+
+def vocabulary_tokens(vocabulary) -> list[str]:
+    """The tokens of a vocabulary file, by id (either kind).
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> vocabulary_tokens(SPM_MODEL_PATH)[:3]
+    ['<pad>', '<unk>', '[CLS]']
+    """
+    if _is_text_file(vocabulary):
+        return read_wordpiece_vocabulary(vocabulary)
+    _, processor = read_sentencepiece_model(vocabulary)
+    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+
+
+def check_same_vocabulary(vocabulary, model_path) -> None:
+    """Refuses an explicit `vocabulary` whose tokens are not those of the
+    vocabulary kept beside `model_path` (the model's token ids are the
+    latter's: another vocabulary of the same size would read as garbage).
+
+    Nothing is checked when no vocabulary is kept there, or when
+    `vocabulary` is in the model's own folder (picked among its files).
+
+    Example:
+    >>> from albert_keras.sample_text import SPM_MODEL_PATH
+    >>> check_same_vocabulary(SPM_MODEL_PATH, SPM_MODEL_PATH)
+    """
+    beside = vocabulary_beside(model_path) if os.path.exists(model_path) else None
+    if beside is None or _folder_of(vocabulary) == _folder_of(beside):
+        return
+    given, kept = vocabulary_tokens(vocabulary), vocabulary_tokens(beside)
+    if given == kept:
+        return
+    differ = next(
+        (i for i, (a, b) in enumerate(zip(given, kept, strict=False)) if a != b),
+        min(len(given), len(kept)),
+    )
+    first = f"id {differ}: {_token_at(given, differ)} vs {_token_at(kept, differ)}"
+    raise ValueError(
+        f"The vocabulary {str(vocabulary)!r} ({len(given)} tokens) is not the "
+        f"one kept beside the model, {beside!r} ({len(kept)} tokens; they first "
+        f"differ at {first}): the model's token ids are the latter's. Leave "
+        "--vocab out to use it, or replace that file if it is the wrong one."
+    )
+
+
+def _token_at(tokens, index) -> str:
+    return repr(tokens[index]) if index < len(tokens) else "(none)"
