@@ -316,9 +316,10 @@ def vocabulary_tokens(vocabulary) -> list[str]:
 
 
 def check_same_vocabulary(vocabulary, model_path) -> None:
-    """Refuses an explicit `vocabulary` whose tokens are not those of the
-    vocabulary kept beside `model_path` (the model's token ids are the
-    latter's: another vocabulary of the same size would read as garbage).
+    """Refuses an explicit `vocabulary` of as many tokens as the one kept
+    beside `model_path` but other tokens (the model's token ids are the
+    latter's; the size checks against the model pass, and the ids would read
+    as garbage). Other sizes are left to those checks.
 
     Nothing is checked when no vocabulary is kept there, or when
     `vocabulary` is in the model's own folder (picked among its files).
@@ -331,20 +332,13 @@ def check_same_vocabulary(vocabulary, model_path) -> None:
     if beside is None or _folder_of(vocabulary) == _folder_of(beside):
         return
     given, kept = vocabulary_tokens(vocabulary), vocabulary_tokens(beside)
-    if given == kept:
-        return
-    differ = next(
-        (i for i, (a, b) in enumerate(zip(given, kept, strict=False)) if a != b),
-        min(len(given), len(kept)),
-    )
-    first = f"id {differ}: {_token_at(given, differ)} vs {_token_at(kept, differ)}"
+    if given == kept or len(given) != len(kept):
+        return  # another size: the size checks name it against the model
+    differ = next(i for i, (a, b) in enumerate(zip(given, kept, strict=True)) if a != b)
     raise ValueError(
         f"The vocabulary {str(vocabulary)!r} ({len(given)} tokens) is not the "
-        f"one kept beside the model, {beside!r} ({len(kept)} tokens; they first "
-        f"differ at {first}): the model's token ids are the latter's. Leave "
-        "--vocab out to use it, or replace that file if it is the wrong one."
+        f"one kept beside the model, {beside!r} (as many tokens, but they first "
+        f"differ at id {differ}: {given[differ]!r} vs {kept[differ]!r}): the "
+        "model's token ids are the latter's. Leave --vocab out to use it, or "
+        "replace that file if it is the wrong one."
     )
-
-
-def _token_at(tokens, index) -> str:
-    return repr(tokens[index]) if index < len(tokens) else "(none)"
