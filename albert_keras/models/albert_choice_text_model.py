@@ -23,7 +23,9 @@ class AlbertChoiceTextModel(AlbertTextModel):
     - `model.export(path)` writes a SavedModel whose signature
       `serve(context, options)` takes `tf.string` tensors [batch] and [batch,
       num_choices] and returns `logits` [batch, num_choices]. It runs with
-      TensorFlow and `import tensorflow_text`, without albert_keras.
+      TensorFlow and `import tensorflow_text`, without albert_keras. Another
+      number of options fails, there as in the call, naming both counts (the
+      task model splits its scores `num_choices` a row).
     - `model.save("m.keras")`: the vocabulary travels as an asset.
 
     Args:
@@ -60,6 +62,32 @@ class AlbertChoiceTextModel(AlbertTextModel):
     def num_choices(self):
         return self.task_model.num_choices
 
+    def _count_error(self, received):
+        """What a request with `received` options per context is told."""
+        choices = self.num_choices
+        return (
+            f"The model scores {choices} options per context "
+            f"(num_choices={choices}). Received {received}"
+        )
+
+    def _as_tensors(self, inputs):
+        """Python lists as tensors; rows of options of another length than
+        `num_choices` are named (not a "non-rectangular sequence" error)."""
+        options = None
+        if isinstance(inputs, dict):
+            options = inputs.get("options")
+        elif isinstance(inputs, (tuple, list)) and len(inputs) == 2:
+            options = inputs[1]
+        rows = options if isinstance(options, list) else []
+        lengths = [len(row) if isinstance(row, (list, tuple)) else -1 for row in rows]
+        if len(set(lengths)) > 1:  # all the same: `pack` names the shape
+            for i, row in enumerate(rows):
+                if lengths[i] not in (-1, self.num_choices):
+                    raise ValueError(
+                        self._count_error(f"{len(row)} options for context {i}.")
+                    )
+        return super()._as_tensors(inputs)
+
     def pack(self, inputs):
         """The task model's inputs (int32 [batch, choices, length]) for texts."""
         contexts, options = self._two_inputs(
@@ -75,10 +103,17 @@ class AlbertChoiceTextModel(AlbertTextModel):
             )
         if options.shape[-1] is not None and options.shape[-1] != choices:
             raise ValueError(
-                f"The model scores {choices} options per context. Received "
-                f"options of shape {options.shape.as_list()}"
+                self._count_error(
+                    f"{options.shape[-1]} options per context (options of shape "
+                    f"{options.shape.as_list()})."
+                )
             )
         batch = tf.shape(contexts)[0]
+        received = tf.shape(options)[1]  # a served signature takes any count
+        tf.debugging.Assert(
+            tf.equal(received, choices),
+            [tf.strings.format(self._count_error("{} options per context."), received)],
+        )
         tf.debugging.assert_equal(
             tf.shape(options),
             tf.stack([batch, choices]),
@@ -102,6 +137,7 @@ class AlbertChoiceTextModel(AlbertTextModel):
             ),
             input_signature=[
                 tf.TensorSpec([None], tf.string),
-                tf.TensorSpec([None, self.num_choices], tf.string),
+                # Any count binds, then fails with both counts named (`pack`).
+                tf.TensorSpec([None, None], tf.string),
             ],
         )

@@ -233,6 +233,43 @@ def test_choice_text_model_errors(choice_model):
         AlbertChoiceTextModel(choice_model.task_model.backbone, choice_model.tokenizer)
 
 
+def test_choice_text_model_names_the_option_counts(choice_model, tmp_path):
+    """A request with another number of options than the model scores fails
+    with both counts named: before, the SavedModel's `serve` failed to bind
+    (`Can not cast TensorSpec(shape=(2, 2)...) to ...(None, 3)`), its
+    signature printed shapes, and rows of different lengths failed as a
+    "non-rectangular Python sequence"."""
+    expected = "The model scores 3 options per context (num_choices=3). Received "
+    two, four = [o[:2] for o in OPTIONS], [[*o, "y"] for o in OPTIONS]
+    with pytest.raises(ValueError) as error:
+        choice_model((CONTEXTS, two))
+    assert expected + "2 options per context (options of shape [3, 2])." in str(
+        error.value
+    )
+    # A traced predict (shapes relaxed once it ran) fails in the graph.
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError)) as error:
+        choice_model.predict({"context": CONTEXTS, "options": four}, verbose=0)
+    assert expected + "4 options per context" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        choice_model((CONTEXTS, [OPTIONS[0], OPTIONS[1][:2], OPTIONS[2]]))
+    assert str(error.value) == expected + "2 options for context 1."
+    choice_model.export(str(tmp_path / "serving"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "serving"))
+    for options in (two, four):
+        count = len(options[0])
+        message = f"{expected}{count} options per context."
+        with pytest.raises(tf.errors.InvalidArgumentError) as error:
+            loaded.serve(tf.constant(CONTEXTS), tf.constant(options))
+        assert message in str(error.value)
+        with pytest.raises(tf.errors.InvalidArgumentError) as error:
+            loaded.signatures["serve"](
+                context=tf.constant(CONTEXTS), options=tf.constant(options)
+            )
+        assert message in str(error.value)
+    served = loaded.serve(tf.constant(CONTEXTS), tf.constant(OPTIONS))["logits"]
+    assert max_abs_diff(served, choice_model((CONTEXTS, OPTIONS))["logits"]) < 1e-5
+
+
 @pytest.mark.parametrize("pairs", [False, True])
 def test_serving_default_of_a_pair_model_takes_pairs(text_model, tmp_path, pairs):
     """TF Serving calls `serving_default` when no signature is named: for a
