@@ -74,7 +74,8 @@ def squad_features(
     """Windows of (question, context) with their answer positions.
 
     Args:
-        examples: from `read_squad_file`.
+        examples: from `read_squad_file`, less those marked `skipped`
+            (`answerable`).
         tokenizer: `AlbertTokenizer` or `AlbertWordPieceTokenizer`.
         sequence_length, doc_stride, max_query_length: as the official
             `run_squad` flags (384, 128, 64).

@@ -4,7 +4,9 @@ Each context is split into whitespace words (the official readers'
 `doc_tokens`); an answer is kept as its first and last word. Bad questions
 are skipped and counted in a `DataReport`: empty contexts or questions,
 answers without text, training answers that do not occur in their context at
-`answer_start` (the official code skips those with a warning).
+`answer_start` (the official code skips those with a warning). Read for
+evaluation, a question skipped for an empty question or context stays among
+the examples marked `skipped`, to be answered "" and scored (`answerable`).
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ def read_squad_file(path, training):
     Returns:
         (examples, dataset, report): dicts with `id`, `question`, `words`,
         `answer_words` ((first, last) or None when unanswerable),
-        `is_impossible` and `answers` (all gold texts); the JSON `data` list
-        (for `squad_evaluate`); a `DataReport`.
+        `is_impossible` and `answers` (all gold texts), and, not
+        `training`, `{"id", "line", "skipped": reason}` for each question
+        with an empty question or context (counted skipped in the report;
+        `answerable` leaves them out); the JSON `data` list (for
+        `squad_evaluate`); a `DataReport`.
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(
@@ -76,30 +81,58 @@ def read_squad_file(path, training):
     for article in dataset:
         for paragraph in article.get("paragraphs", []):
             context = paragraph.get("context")
-            if not isinstance(context, str) or not context.strip():
-                for _ in paragraph.get("qas", []):
-                    number += 1
-                    report.skip(number, "empty context")
-                continue
-            words, char_to_word = split_words(context)
+            empty = not isinstance(context, str) or not context.strip()
+            words, char_to_word = ([], []) if empty else split_words(context)
             for qa in paragraph.get("qas", []):
                 number += 1
                 _check_id(qa, number, ids, report)
-                example = _squad_example(
-                    qa, context, words, char_to_word, training, number
+                example = (
+                    "empty context"
+                    if empty
+                    else _squad_example(
+                        qa, context, words, char_to_word, training, number
+                    )
                 )
                 if isinstance(example, str):
                     report.skip(number, example)
+                    if not training and _unreadable(example):
+                        examples.append(
+                            {"id": qa["id"], "line": number, "skipped": example}
+                        )
                     continue
                 examples.append(example)
                 report.kept += 1
     check_kept(
         report,
-        examples,
+        answerable(examples),
         "--task squad reads SQuAD JSON: data / paragraphs (context) / qas "
         "(question, id, answers)",
     )
     return examples, dataset, report
+
+
+def _unreadable(reason):
+    """Whether a question skipped for `reason` has no text to be answered
+    from (an empty question or context): such a question is kept, marked
+    `skipped`, to be answered "" (see `answerable`)."""
+    return reason == "empty context" or reason.startswith("question: ")
+
+
+def answerable(examples):
+    """The examples the model answers: all but those marked `skipped`.
+
+    Reading an evaluation file (not `training`) keeps each question skipped
+    for an empty question or context as `{"id", "line", "skipped": reason}`
+    among the examples, so that a draw (`TaskData.subset`) draws among every
+    question and the drawn ones are all answered and scored: a skipped one
+    with "" (the official evaluation counts a missing answer as wrong, and
+    scored without it, EM/F1 were over fewer questions than the file has).
+
+    Example:
+    >>> answerable([{"id": "a"}, {"id": "b", "skipped": "empty context"}])
+    [{'id': 'a'}]
+    """
+    return [e for e in examples if "skipped" not in e]
 
 
 def _check_structure(path, dataset):

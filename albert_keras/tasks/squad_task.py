@@ -11,12 +11,16 @@ import keras
 
 from albert_keras.layers.squad_v2_head import check_beam
 from albert_keras.models.albert_span_text_model import check_null_score
-from albert_keras.tasks.squad_reader import read_squad_file
+from albert_keras.tasks.squad_evaluation import finite_threshold
+from albert_keras.tasks.squad_reader import answerable, read_squad_file
 from albert_keras.tasks.task import Task
 from albert_keras.tasks.task_data import TaskData
 
 _KEPT_SCORES = ("exact", "f1", "best_exact", "best_f1", "best_f1_thresh")
 _PREDICTION_SCORES = ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact")
+# The no-answer odds of a question skipped for an empty question or context:
+# above every other question's (the highest float32, strict JSON).
+SKIPPED_ODDS = finite_threshold(math.inf)
 
 
 @dataclasses.dataclass
@@ -99,6 +103,8 @@ class SquadTask(Task):
     def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
         from albert_keras.tasks.squad_features import squad_dataset
 
+        if not answerable(data.examples):
+            return None  # every question was skipped: all are answered ""
         return squad_dataset(
             self.windows(data, tokenizer, training, seed),
             batch_size,
@@ -124,7 +130,7 @@ class SquadTask(Task):
         if data.features is not None and data.features_made_from == made_from:
             return data.features
         features, data.contexts = squad_features(
-            data.examples,
+            answerable(data.examples),  # the skipped ones are answered ""
             tokenizer,
             sequence_length=c.sequence_length,
             doc_stride=c.doc_stride,
@@ -165,17 +171,30 @@ class SquadTask(Task):
         return AlbertSquadV2.official_losses()
 
     def answers(self, model, data, dataset):
-        """(answers, null_odds) by question id: best spans, no-answer scores."""
+        """(answers, null_odds) by question id: best spans, no-answer scores.
+
+        Every question of `data.examples` (the drawn ones) is answered, in
+        file order: those the reader marked `skipped` (an empty question or
+        context) with "" at `SKIPPED_ODDS`, so that they are scored, as the
+        official evaluation scores them, and ranked unanswerable.
+        """
         from albert_keras.tasks.span_predictions import answers_by_id
 
-        return answers_by_id(
-            data.examples,
-            data.features,
-            data.contexts,
-            model.predict(dataset, verbose=0),
-            head=self.config.head,
-            max_answer_length=self.config.max_answer_length,
-            null_score=self.config.null_score,
+        answers, odds = {}, {}
+        if answerable(data.examples):
+            answers, odds = answers_by_id(
+                answerable(data.examples),
+                data.features,
+                data.contexts,
+                model.predict(dataset, verbose=0),
+                head=self.config.head,
+                max_answer_length=self.config.max_answer_length,
+                null_score=self.config.null_score,
+            )
+        ids = [e["id"] for e in data.examples]
+        return (
+            {q: answers.get(q, "") for q in ids},
+            {q: odds.get(q, SKIPPED_ODDS) for q in ids},
         )
 
     def scores(self, model, data, dataset):
@@ -202,7 +221,6 @@ class SquadTask(Task):
                 them); default `AlbertSpanTextModel`'s.
         """
         from albert_keras.models import AlbertSpanTextModel
-        from albert_keras.tasks.squad_evaluation import finite_threshold
 
         c = self.config
         bound = {} if max_windows is None else {"max_windows": max_windows}
@@ -267,7 +285,7 @@ def _has_gold(dataset):
 def _prediction_metrics(dataset, best_spans, odds, threshold):
     """The scores at the dev threshold; best_* are this file's own best
     thresholds (an upper bound, not a fair test score)."""
-    from albert_keras.tasks.squad_evaluation import finite_threshold, squad_evaluate
+    from albert_keras.tasks.squad_evaluation import squad_evaluate
 
     result = squad_evaluate(dataset, best_spans, odds, threshold)
     metrics = {k: result[k] for k in _PREDICTION_SCORES + ("NoAns_f1",) if k in result}

@@ -413,13 +413,19 @@ def test_squad_reader(tmp_path):
         "question: empty text": 1,
         "empty context": 1,
     }
-    # For evaluation a misplaced answer still counts (by its text).
-    examples, _, _ = read_squad_file(str(path), training=False)
-    assert [e["id"] for e in examples] == ["ok", "moved", "none"]
+    # For evaluation a misplaced answer still counts (by its text), and an
+    # empty question or context is kept marked `skipped` (answered "").
+    examples, _, report = read_squad_file(str(path), training=False)
+    assert [e["id"] for e in examples] == ["ok", "moved", "none", "blank", "empty"]
+    assert examples[3:] == [
+        {"id": "blank", "line": 4, "skipped": "question: empty text"},
+        {"id": "empty", "line": 5, "skipped": "empty context"},
+    ]
+    assert report.kept == 3 and report.num_skipped == 2
     assert dataset == data["data"]
     # SquadTask.read is that reader; the JSON `data` list rides along.
     task_data = SquadTask().read(str(path))
-    assert [e["id"] for e in task_data.examples] == ["ok", "moved", "none"]
+    assert [e["id"] for e in task_data.examples][:3] == ["ok", "moved", "none"]
     assert task_data.source == data["data"]
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not SQuAD JSON"):
