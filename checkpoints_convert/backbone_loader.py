@@ -124,6 +124,8 @@ def run_labels(path) -> list | None:
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     settings = read_json(os.path.join(folder, "settings.json"))
     task = settings.get("task") if isinstance(settings, dict) else None
+    if isinstance(task, dict) and isinstance(task.get("config"), dict):
+        task = task["config"]  # a run's `task.get_config()`
     labels = task.get("labels") if isinstance(task, dict) else None
     return list(labels) if isinstance(labels, list) and labels else None
 

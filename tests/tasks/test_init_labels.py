@@ -59,3 +59,16 @@ def test_finetune_reuses_the_head_only_for_the_same_labels(
     args += ["--max-dev-examples", "16", "--no-export", "--no-jit"]
     assert main(args) == 0
     assert head in capsys.readouterr().out
+
+
+def test_the_labels_of_a_real_runs_settings_are_read(tmp_path):
+    """A run writes `{"task": task.get_config()}`, the labels under
+    `task.config` (the tests above write them flat): before, they were not
+    found there, so --to-hf wrote LABEL_0, ... and --init reused any head."""
+    run = _run_folder(tmp_path, ["x"])
+    task = ClassificationTask(labels=["neg", "pos"])
+    settings = {"task": task.get_config(), "vocab": "vocab.model"}
+    (run / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    assert init_labels(run / "best.keras") == ["neg", "pos"]
+    swapped = ClassificationTask(labels=["pos", "neg"])
+    assert "are not this run's ['pos', 'neg']" in other_labels(swapped, run)
