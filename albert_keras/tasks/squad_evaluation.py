@@ -82,7 +82,9 @@ def _questions(dataset):
                 golds = [
                     a["text"]
                     for a in qa.get("answers", [])
-                    if normalize_answer(a["text"])
+                    if isinstance(a, dict)
+                    and isinstance(a.get("text"), str)
+                    and normalize_answer(a["text"])
                 ]
                 yield qa["id"], golds or [""]
 

@@ -111,6 +111,10 @@ def read_squad_file(path, training):
     return examples, dataset, report
 
 
+def _has_text(answer) -> bool:
+    return isinstance(answer.get("text"), str) and bool(answer["text"])
+
+
 def _unreadable(reason):
     """Whether a question skipped for `reason` has no text to be answered
     from (an empty question or context): such a question is kept, marked
@@ -191,7 +195,7 @@ def _squad_example(qa, context, words, char_to_word, training, number):
         "words": words,
         "answer_words": None,
         "is_impossible": impossible,
-        "answers": [a.get("text", "") for a in answers],
+        "answers": [a["text"] for a in answers if _has_text(a)],
         "line": number,
     }
     if impossible:
@@ -199,7 +203,9 @@ def _squad_example(qa, context, words, char_to_word, training, number):
     answer = answers[0]
     text, start = answer.get("text"), answer.get("answer_start")
     if not isinstance(text, str) or not text or not isinstance(start, int):
-        return "answer without text or answer_start"
+        if training or not any(_has_text(a) for a in answers):
+            return "answer without text or answer_start"
+        return example  # scored by its texts (no span is needed for that)
     end = start + len(text) - 1
     if start < 0 or end >= len(context) or context[start : end + 1] != text:
         if training:

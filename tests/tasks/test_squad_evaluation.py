@@ -159,3 +159,32 @@ def test_a_finite_threshold_answers_as_the_infinite_one():
                 served, np.where(values > infinite, "", spans)
             )
     assert finite_threshold(0.25) == 0.25
+
+
+def test_dev_answers_without_a_start_or_a_text_are_scored_not_dropped(tmp_path):
+    """Evaluation needs only the answers' texts (as the official script):
+    a dev answer without `answer_start` dropped its question from the
+    predictions and the scores, and an answer without `text` beside others
+    failed the evaluation with KeyError: 'text'."""
+    from albert_keras.tasks.squad_reader import answerable, read_squad_file
+
+    qas = [
+        {"id": "nostart", "question": "Who?", "answers": [{"text": "Emma"}]},
+        {
+            "id": "mixed",
+            "question": "Where?",
+            "answers": [{"answer_start": 0}, {"text": "Hartfield"}],
+        },
+    ]
+    data = [{"paragraphs": [{"context": "Emma lived at Hartfield.", "qas": qas}]}]
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": data}))
+    examples, dataset, report = read_squad_file(str(path), training=False)
+    kept = answerable(examples)
+    assert [e["id"] for e in kept] == ["nostart", "mixed"], report.skipped
+    assert all(not e["is_impossible"] for e in kept)
+    result = squad_evaluate(dataset, {"nostart": "emma", "mixed": "Hartfield"})
+    assert (result["exact"], result["total"], result["missing"]) == (100.0, 2, 0)
+    # Training still needs a span: both are skipped there, and named.
+    with pytest.raises(ValueError, match="answer without text or answer_start: 2"):
+        read_squad_file(str(path), training=True)
