@@ -171,16 +171,16 @@ def _settings(task, train, dev, init, options):
 
 def _read_splits(task, train, dev, options):
     """{"train", "dev"}: TaskData, seeded subsets, their reports printed."""
-    splits = {
-        "train": task.read(train, training=True).subset(
-            options.max_train_examples, options.seed
-        ),
-        "dev": task.read(dev).subset(options.max_dev_examples, options.seed),
-    }
-    for name, data in splits.items():
+    read = {"train": task.read(train, training=True), "dev": task.read(dev)}
+    counts = {"train": options.max_train_examples, "dev": options.max_dev_examples}
+    splits = {}
+    for name, data in read.items():
+        splits[name] = data.subset(counts[name], options.seed)
         drawn = ""
-        if len(data.examples) < data.report.kept:  # --max-*-examples
-            drawn = f"; {len(data.examples)} drawn (--max-{name}-examples)"
+        # (A SQuAD dev file's draw is among all its questions, the skipped
+        # ones too: they are answered "".)
+        if splits[name] is not data:  # --max-*-examples
+            drawn = f"; {len(splits[name].examples)} drawn (--max-{name}-examples)"
         print(f"{name}: {data.report.summary()}{drawn}", flush=True)
     return splits
 
