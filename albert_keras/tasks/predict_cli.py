@@ -105,11 +105,7 @@ def run_predict(args):
         seed=args.seed,
         fields=_fields(args),
     )
-    skipped = sum(result["data"]["skipped"].values())
-    print(
-        f"{result['examples']} predicted ({skipped} records skipped: "
-        f"{result['data']['skipped'] or 'none'}) -> {result['predictions']}"
-    )
+    print(predicted_line(result))
     for reason, count in result["data"].get("noted", {}).items():
         lines = result["data"].get("first_lines", {}).get(reason, [])
         shown = ", ".join(str(n) for n in lines[:5])
@@ -125,3 +121,26 @@ def run_predict(args):
         scored = f" ({result['labelled']} scored)" if result["warnings"] else ""
         print(f"{result['task']['class']} metrics{scored}: {text}")
     return 0
+
+
+def predicted_line(result) -> str:
+    """The line `predict` prints on what it predicted and skipped.
+
+    A SQuAD question with an empty question or context is skipped by the
+    reader but, if drawn, answered "" (and counted among the predicted).
+
+    Example:
+    >>> data = {"skipped": {"empty context": 1}}
+    >>> line = predicted_line({"examples": 3, "data": data, "predictions": "p.json",
+    ...                        "answered_empty": 1})
+    >>> line.split("; ")[1]
+    '1 of the 3 had no text to read: answered "") -> p.json'
+    """
+    skipped = sum(result["data"]["skipped"].values())
+    empty = result.get("answered_empty", 0)
+    unread = f"; {empty} of the {result['examples']} had no text to read: "
+    unread = f'{unread}answered "")' if empty else ")"
+    return (
+        f"{result['examples']} predicted ({skipped} records skipped: "
+        f"{result['data']['skipped'] or 'none'}{unread} -> {result['predictions']}"
+    )

@@ -286,6 +286,8 @@ def run_prediction(
         "input": input,
         "predictions": output,
         "examples": len(data.examples),
+        # SQuAD questions with no text to read, drawn: answered "".
+        "answered_empty": sum("skipped" in e for e in data.examples),
         "labelled": sum(e.get("label") is not None for e in data.examples),
         **written,
         "warnings": unscored_warnings(task, data),
