@@ -109,20 +109,26 @@ def run_labels(path) -> list | None:
     of its folder), else None; ValueError for a settings.json that is not JSON.
 
     Args:
-        path: a `.keras` file (a run's best.keras) or a run folder; anything
-            else gives None.
+        path: a `.keras` file (a run's best.keras, or a converted one with
+            the settings.json `albert-convert` wrote beside it), a run
+            folder, or a transformers folder (its `id2label` names, see
+            `hf_labels`); anything else gives None.
 
     Example:
     >>> run_labels("albert_tiny") is None
     True
     """
     from albert_keras.atomic_files import read_json
+    from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
+    from checkpoints_convert.hf_labels import hf_labels
 
     if not isinstance(path, (str, os.PathLike)):
         return None
     path = os.fspath(path)
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     settings = read_json(os.path.join(folder, "settings.json"))
+    if settings is None and is_hf_folder(folder):  # id2label of transformers
+        return hf_labels(folder)
     task = settings.get("task") if isinstance(settings, dict) else None
     if isinstance(task, dict) and isinstance(task.get("config"), dict):
         task = task["config"]  # a run's `task.get_config()`
@@ -179,16 +185,27 @@ _RANDOM_HINT = (
 
 
 def load_init_model(init):
-    """`init` loaded once: a `.keras` file becomes its model, else unchanged.
+    """`init` loaded once: a `.keras` file becomes its model, and so does a
+    transformers classifier folder whose `id2label` names its labels (an
+    `AlbertClassifier`); anything else is returned unchanged.
 
     A task model loaded here gives both its backbone (`load_backbone`) and,
-    when it is the same task, its head (`reuse_task_head`).
+    when it is the same task, its head (`reuse_task_head`; a classifier's
+    only for the same labels, `other_labels`).
     """
+    from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
+    from checkpoints_convert.hf_labels import hf_labels
+
     init = _cached(init)
     if isinstance(init, str) and init.endswith(".keras") and os.path.isfile(init):
         import albert_keras  # noqa: F401  (registers every class of ours)
 
         return keras.saving.load_model(init, compile=False)
+    if isinstance(init, str) and os.path.isdir(init) and is_hf_folder(init):
+        if hf_labels(init):  # a classifier's head, named as a run's labels
+            from checkpoints_convert.loader import load_official_checkpoint
+
+            return load_official_checkpoint(init, model="classifier")
     return init
 
 

@@ -27,6 +27,7 @@ import os
 import sys
 import time
 
+from checkpoints_convert.hf_labels import keep_labels_beside
 from checkpoints_convert.text_model_option import (
     check_text_model,
     with_tokenizer_of,
@@ -164,8 +165,10 @@ def _to_keras(args):
         make_folder(os.path.dirname(os.path.abspath(args.output)), args.output)
         model.save(args.output)
         _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
-        if vocab is not None:
-            _keep_vocabulary_beside(vocab, args.output)
+        kept = _keep_vocabulary_beside(vocab, args.output) if vocab else None
+        told = keep_labels_beside(source, model, args.output, kept)
+        if told:  # a transformers classifier's id2label, as a run keeps labels
+            _log(told)
     if args.saved_model:
         if args.text_model is not None:
             model.export_serving(args.saved_model)
@@ -177,13 +180,14 @@ def _to_keras(args):
 def _keep_vocabulary_beside(vocab, output):
     """`X.keras` gets its vocabulary as `X.model` (SentencePiece) or
     `X.vocab.txt` (WordPiece): what `--init X.keras` and a bare preset name
-    of the cache find."""
+    of the cache find. Returns that path."""
     from albert_keras.atomic_files import copy_file
     from albert_keras.tokenizers.vocabulary_files import vocabulary_path_beside
 
     target = vocabulary_path_beside(output, vocab)
     copy_file(vocab, target)
     _log(f"wrote {target} (the vocabulary)")
+    return target
 
 
 def _source(source):

@@ -7,6 +7,8 @@ then printed `LABEL_1` where the user's data said `positive`.
 
 import json
 
+import keras
+import numpy as np
 import pytest
 
 from albert_keras import AlbertBackbone, AlbertClassifier
@@ -64,3 +66,77 @@ def test_bad_labels_are_refused_in_python(tmp_path):
     folder = save_hf_checkpoint(classifier, tmp_path / "z", labels=[0, 1])
     assert _config(tmp_path / "z")["id2label"] == {"0": "0", "1": "1"}
     assert folder == str(tmp_path / "z")
+
+
+def test_an_hf_folders_labels_reach_predict_and_init(tmp_path, capsys):
+    """A transformers classifier's `id2label` names survive `albert-convert`
+    to .keras as our runs keep them, a settings.json beside the model:
+    before, `predict` reported labels 0 / 1 and `--init` reused the head
+    for any labels."""
+    from albert_test_case import micro_config
+
+    from albert_keras.models import with_tokenizer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks import ClassificationTask
+    from albert_keras.tasks.init_labels import init_labels, other_labels
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    hf = save_hf_checkpoint(
+        classifier, tmp_path / "hf", vocab=SPM_MODEL_PATH, labels=["neg", "pos"]
+    )
+    assert init_labels(hf) == ["neg", "pos"]  # --init the folder itself
+    out = tmp_path / "converted" / "model.keras"
+    args = [hf, "--model", "classifier", "--output", str(out)]
+    assert convert_main(args) == 0
+    assert "labels neg, pos (id2label) in " in capsys.readouterr().err
+    assert init_labels(out) == ["neg", "pos"]
+    run = _run_folder(tmp_path, ["a", "b"], 2)  # a run's settings stay its own
+    assert convert_main([*args[:-1], str(run / "other.keras")]) == 0
+    assert "labels neg, pos (id2label) not kept: " in capsys.readouterr().err
+    assert init_labels(run / "other.keras") == ["a", "b"]
+    assert other_labels(ClassificationTask(labels=["neg", "pos"]), out) is None
+    assert other_labels(ClassificationTask(labels=["pos", "neg"]), out) is not None
+    texts = tmp_path / "texts.jsonl"
+    rows = [{"text": "A fine film.", "label": "pos"}, {"text": "Dull.", "label": "neg"}]
+    texts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = run_prediction(str(out), str(texts))
+    assert result["task"]["config"]["labels"] == ["neg", "pos"]
+    assert result["labelled"] == 2 and result["warnings"] == []
+    with open(result["predictions"], encoding="utf-8") as f:
+        predicted = [json.loads(line) for line in f]
+    text_model = with_tokenizer(classifier, SPM_MODEL_PATH, 32)
+    odds = keras.ops.softmax(text_model(["A fine film.", "Dull."])["logits"])
+    for line, expected in zip(predicted, np.asarray(odds), strict=True):
+        assert sorted(line["probabilities"]) == ["neg", "pos"]
+        got = [line["probabilities"]["neg"], line["probabilities"]["pos"]]
+        assert np.abs(np.array(got) - expected).max() < 1e-5
+        assert line["label"] == ["neg", "pos"][int(np.argmax(expected))]
+
+
+def test_finetune_init_an_hf_folder_reuses_its_head_for_its_labels(tmp_path, capsys):
+    """`--init` a transformers classifier whose id2label names the training
+    file's labels: its head is reused, as a run's of the same labels (before,
+    only its backbone, whatever the labels)."""
+    from albert_test_case import micro_config, task_file
+
+    from albert_keras.cli import main
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    hf = save_hf_checkpoint(
+        classifier, tmp_path / "hf", vocab=SPM_MODEL_PATH, labels=["neg", "pos"]
+    )
+    with open(task_file("rt_sentiment", "dev.jsonl"), encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:8]
+    named = tmp_path / "named.jsonl"
+    lines = [json.dumps(dict(r, label=["neg", "pos"][r["label"]])) for r in rows]
+    named.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ["finetune", "--task", "classify", "--init", hf, "--train", str(named)]
+    args += ["--dev", str(named), "--output-dir", str(tmp_path / "out")]
+    args += ["--epochs", "1", "--max-seq-length", "16", "--no-export", "--no-jit"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"--init {hf}: the whole AlbertClassifier reused, head included" in printed
