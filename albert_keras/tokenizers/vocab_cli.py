@@ -44,7 +44,7 @@ def add_parser(subparsers):
         "--input",
         nargs="+",
         required=True,
-        help="UTF-8 text files, one paragraph a line",
+        help="UTF-8 text files or globs (.gz too), one paragraph a line",
     )
     parser.add_argument("--output", required=True, help="output prefix")
     parser.add_argument("--size", type=int, default=30000, help="vocabulary size")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import collections
+import glob
+import gzip
 import os
+import sys
 
 from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
 from albert_keras.tokenizers.binary_files import binary_kind, read_head
@@ -23,34 +26,99 @@ OFFICIAL_OPTIONS = dict(
     shuffle_input_sentence=True,
     input_sentence_size=10_000_000,
 )
+# SentencePiece's default max_sentence_length: longer lines are skipped.
+SENTENCE_BYTES = 4192
+
+
+def input_paths(input_files) -> list[str]:
+    """Files named by paths or globs (sorted per glob; folders a glob matches skipped).
+
+    Example:
+    >>> input_paths(["corpus/*.txt", "extra.txt"])  # doctest: +SKIP
+    ['corpus/a.txt', 'corpus/b.txt', 'extra.txt']
+    """
+    if isinstance(input_files, (str, os.PathLike)):
+        input_files = [input_files]
+    paths = []
+    for pattern in map(str, input_files):
+        if os.path.exists(pattern) or not glob.has_magic(pattern):
+            paths.append(pattern)  # a missing or unreadable one: read_lines says
+            continue
+        matched = [p for p in sorted(glob.glob(pattern)) if not os.path.isdir(p)]
+        if not matched:
+            raise ValueError(
+                f"No input file matches {pattern!r}. Check the path; quote globs "
+                "such as 'corpus/*.txt' so the shell does not expand them."
+            )
+        paths.extend(matched)
+    return paths
+
+
+def _read_text(path: str) -> str:
+    """One UTF-8 (or `.gz`) file's text, BOM dropped; a clear error otherwise."""
+    try:
+        if path.endswith(".gz") and read_head(path, 2) == b"\x1f\x8b":
+            with gzip.open(path, "rb") as f:
+                raw = f.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+    except (OSError, EOFError) as e:
+        reason = getattr(e, "strerror", None) or e
+        raise ValueError(f"Cannot read {path!r}: {reason}.") from None
+    kind = binary_kind(raw[:4096])
+    if kind:
+        raise ValueError(
+            f"{path!r} is {kind}; a vocabulary is trained on UTF-8 text files."
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{path!r} is not UTF-8 text (byte {e.start}); convert it, "
+            "e.g. with iconv, before training a vocabulary."
+        ) from None
 
 
 def read_lines(input_files) -> list[str]:
-    """Non-blank lines of UTF-8 text files; a clear error for anything else."""
-    if isinstance(input_files, (str, os.PathLike)):
-        input_files = [input_files]
+    """Non-blank lines of UTF-8 text files (paths or globs, `.gz` too).
+
+    Lines end at "\\n", "\\r\\n" or "\\r"; a clear error for anything
+    that is not text.
+    """
+    paths = input_paths(input_files)
     lines = []
-    for path in input_files:
-        kind = binary_kind(read_head(path))
-        if kind:
-            raise ValueError(
-                f"{str(path)!r} is {kind}; a vocabulary is trained on UTF-8 text files."
-            )
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines.extend(line.rstrip("\n") for line in f if line.strip())
-        except OSError as e:
-            raise ValueError(f"Cannot read {str(path)!r}: {e.strerror}.") from None
-        except UnicodeDecodeError as e:
-            raise ValueError(
-                f"{str(path)!r} is not UTF-8 text (byte {e.start}); convert it, "
-                "e.g. with iconv, before training a vocabulary."
-            ) from None
+    for path in paths:
+        text = _read_text(path).replace("\r\n", "\n").replace("\r", "\n")
+        lines.extend(line for line in text.split("\n") if line.strip())
     if not lines:
-        raise ValueError(
-            f"No text in {[str(p) for p in input_files]}: the corpus is empty."
-        )
+        raise ValueError(f"No text in {paths}: the corpus is empty.")
     return lines
+
+
+def check_line_lengths(lines, max_bytes: int = SENTENCE_BYTES) -> None:
+    """Refuses text whose every line SentencePiece's trainer would skip; warns of some.
+
+    The trainer (as `spm_train`) leaves lines over `max_bytes` UTF-8 bytes
+    out: a file with no line breaks would train on nothing.
+    """
+    sizes = [len(line.encode("utf-8")) for line in lines]
+    long = [size for size in sizes if size > max_bytes]
+    if not long:
+        return
+    fix = "put one sentence or paragraph on a line (a blank line between documents)"
+    if len(long) == len(sizes):
+        raise ValueError(
+            f"Every line of the text is longer than {max_bytes} bytes (the longest "
+            f"{max(long)}), which SentencePiece does not train on: {fix}."
+        )
+    print(
+        f"albert-keras: warning: {len(long)} of {len(sizes)} lines "
+        f"({sum(long) / sum(sizes):.0%} of the text) are longer than {max_bytes} "
+        f"bytes and left out of the vocabulary, as spm_train does; to use them, {fix}.",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def train_sentencepiece(
@@ -97,6 +165,7 @@ def train_sentencepiece(
             f"Received: vocab_size={vocab_size!r}"
         )
     lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
+    check_line_lengths(lines)
     make_folder(os.path.dirname(os.path.abspath(output_prefix)), output_prefix)
     # Trained beside the target, then renamed: a kill leaves no half model.
     temporary = temporary_path(str(output_prefix))
@@ -114,7 +183,13 @@ def train_sentencepiece(
     except RuntimeError as e:
         # e.g. "Vocabulary size is too high (8000). Please set it to a value
         # <= 4107.": SentencePiece says how much the corpus allows.
-        raise ValueError(f"SentencePiece could not train: {e}") from None
+        fix = ""
+        if "too high" in str(e):
+            fix = (
+                " Ask for fewer pieces (vocab --size, pretrain --vocab-size) or "
+                "give more text."
+            )
+        raise ValueError(f"SentencePiece could not train: {e}{fix}") from None
     finally:
         for suffix in (".vocab", ".model"):
             if os.path.exists(temporary + suffix):
