@@ -158,7 +158,8 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     Args:
         model: `AlbertBackbone` or a task model over one.
-        folder: the preset folder; replaced if it exists.
+        folder: the preset folder; an earlier preset there is replaced, a
+            folder holding other files (a run's best.keras...) is refused.
         vocab: optional SentencePiece model (path) for the tokenizer; a
             WordPiece vocabulary is refused (keras-hub has no such tokenizer).
         dtype: dtype policy of the saved model (default: float32).
@@ -175,6 +176,7 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     from albert_keras.atomic_files import save_atomically
 
     folder = os.fspath(folder)
+    _refuse_other_files(folder)
     hub = to_keras_hub_backbone(model, dtype=dtype)
     if vocab is not None:
         _check_sentencepiece(vocab, hub.vocabulary_size)
@@ -191,6 +193,48 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
 
     make_folder(os.path.dirname(os.path.abspath(folder)), folder)
     return save_atomically(folder, save)
+
+
+# What keras-hub's `save_to_preset` writes in a preset folder.
+PRESET_ENTRIES = {
+    "assets",
+    "config.json",
+    "metadata.json",
+    "preprocessor.json",
+    "task.json",
+    "tokenizer.json",
+}
+
+
+def _refuse_other_files(folder):
+    """The preset replaces `folder` whole: one holding anything but an earlier
+    preset (a fine-tuning run, the very .keras being converted) would be
+    deleted with it.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> open(os.path.join(folder, "best.keras"), "w").close()
+    >>> try:
+    ...     _refuse_other_files(folder)
+    ... except ConversionError as e:
+    ...     print("best.keras" in str(e))
+    True
+    """
+    if not os.path.isdir(folder):
+        return
+    others = sorted(
+        name
+        for name in os.listdir(folder)
+        if name not in PRESET_ENTRIES
+        and not (name.endswith(".weights.h5") or name.endswith(".weights.json"))
+    )
+    if others:
+        raise ConversionError(
+            f"The output folder {folder!r} holds files that are not a keras-hub "
+            f"preset's ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}"
+            "): writing the preset replaces the whole folder, which would "
+            "delete them. Give a new or empty folder as the output."
+        )
 
 
 def _check_sentencepiece(vocab, vocab_size):

@@ -198,7 +198,8 @@ class AlbertBackbone(keras.Model):
         Needs keras-hub installed.
 
         Args:
-            preset_dir: the folder, replaced if it exists.
+            preset_dir: the folder (an earlier preset there is replaced; one
+                holding other files is refused, `ConversionError`).
             tokenizer: optional `AlbertTokenizer` (SentencePiece) or the path
                 of its `.model`, saved as `assets/tokenizer/vocabulary.spm`.
 

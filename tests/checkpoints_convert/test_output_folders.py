@@ -1,0 +1,47 @@
+"""What `albert-convert` does with an --output folder that holds other files.
+
+A keras-hub preset folder is written whole and put in place by one rename:
+an --output that already held a fine-tuning run (its best.keras, the very
+SOURCE of the conversion) was replaced with it, the run deleted without a
+word. A folder with files that are not a preset's is now refused, naming
+them; an earlier preset folder is still replaced.
+"""
+
+import os
+
+import pytest
+
+from albert_keras import AlbertBackbone, AlbertConfig
+from checkpoints_convert.cli import main as convert_main
+
+pytest.importorskip("keras_hub")  # in the test extra
+
+TINY = {"vocab_size": 100, "embedding_size": 8, "hidden_size": 16}
+TINY.update(num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+
+
+def _backbone_file(folder):
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "best.keras")
+    AlbertBackbone(AlbertConfig(**TINY)).save(path)
+    return path
+
+
+def test_keras_hub_output_holding_other_files_is_refused(tmp_path, capsys):
+    run = str(tmp_path / "run")
+    source = _backbone_file(run)
+    with open(os.path.join(run, "metrics.json"), "w") as f:
+        f.write("{}")
+    assert convert_main([source, "--to-keras-hub", "--output", run]) == 2
+    err = capsys.readouterr().err
+    assert "holds files that are not a keras-hub preset's" in err, err
+    assert "best.keras" in err and "metrics.json" in err, err
+    assert sorted(os.listdir(run)) == ["best.keras", "metrics.json"]
+
+
+def test_an_earlier_keras_hub_preset_is_replaced(tmp_path):
+    source = _backbone_file(str(tmp_path / "run"))
+    preset = str(tmp_path / "preset")
+    assert convert_main([source, "--to-keras-hub", "--output", preset]) == 0
+    assert convert_main([source, "--to-keras-hub", "--output", preset]) == 0
+    assert "model.weights.h5" in os.listdir(preset)
