@@ -231,10 +231,15 @@ def run(args) -> int:
         create_pretraining_data,
         format_stats,
     )
+    from albert_keras.pretraining.shard_files import output_paths, refuse_other_shards
+    from albert_keras.pretraining.text_documents import expand_inputs
     from albert_keras.sample_text import CORPUS_PATH
 
+    inputs = expand_inputs(args.input or [CORPUS_PATH])
+    shards = args.num_shards or len(inputs)
+    refuse_other_shards(args.output, output_paths(args.output, shards))
     stats = create_pretraining_data(
-        args.input or [CORPUS_PATH],
+        inputs,
         args.output,
         split_sentences=args.split_sentences or not args.input,
         verbose=not args.quiet,

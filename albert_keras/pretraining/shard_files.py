@@ -8,6 +8,7 @@ the official writer deals instances to its output files.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import struct
 
@@ -38,6 +39,31 @@ def output_paths(output: str, num_shards: int) -> list[str]:
     else:
         prefix = output
     return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+
+
+def refuse_other_shards(output: str, outputs: list[str]) -> None:
+    """Refuses an `output` that holds shards of another run with another count.
+
+    A second run with another `--num-shards` (or number of input files)
+    would leave the first run's shards beside its own, and a `--records`
+    glob over the folder would read both.
+
+    Example:
+    >>> refuse_other_shards("new_folder/", output_paths("new_folder/", 2))
+    """
+    if not outputs or not outputs[0].endswith(f"-of-{len(outputs):05d}.tfrecord"):
+        return  # a bad count is refused later; one named shard is replaced
+    prefix = outputs[0][: -len("-00000-of-00000.tfrecord")]
+    pattern = glob.escape(prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord"
+    others = sorted(set(glob.glob(pattern)) - set(outputs))
+    if others:
+        names = ", ".join(os.path.basename(p) for p in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        raise ValueError(
+            f"{output!r} already holds shards of another create-data run ({names}"
+            f"{more}); new {len(outputs)}-shard output beside them would be read "
+            "with them by a --records glob. Delete them or pass another --output."
+        )
 
 
 def merge_shards(temp_paths, outputs):

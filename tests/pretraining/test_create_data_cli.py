@@ -114,3 +114,32 @@ def test_errors_through_the_albert_keras_command(tmp_path, capsys):
     )
     assert code == 2
     assert "max_seq_length" in capsys.readouterr().err
+
+
+def test_a_second_run_with_other_shards_does_not_mix_with_the_first(tmp_path, capsys):
+    # A 1-shard run, then a 2-shard run into the same folder left
+    # part-00000-of-00001.tfrecord beside the new shards: --records 'out/*'
+    # read the first run's instances too.
+    from albert_keras.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    text = "\n\n".join(
+        f"Sentence {i} of a.\nAnd another {i}.\nEnd {i}." for i in range(9)
+    )
+    corpus.write_text(text, encoding="utf-8")
+    out = str(tmp_path / "out") + "/"
+    argv = ["create-data", "--input", str(corpus), "--output", out, "--quiet"]
+    assert main([*argv, "--max-seq-length", "32"]) == 0
+    assert main([*argv, "--max-seq-length", "32"]) == 0  # the same shards: rewritten
+    capsys.readouterr()
+    assert main([*argv, "--max-seq-length", "32", "--num-shards", "2"]) == 2
+    error = capsys.readouterr().err
+    assert "part-00000-of-00001.tfrecord" in error and "another --output" in error
+    assert os.listdir(tmp_path / "out") == ["part-00000-of-00001.tfrecord"]
+    prefix = str(tmp_path / "out" / "wiki")
+    argv = ["create-data", "--input", str(corpus), "--output", prefix, "--quiet"]
+    assert main([*argv, "--max-seq-length", "32"]) == 0
+    assert main([*argv, "--num-shards", "-1"]) == 2  # refused, no IndexError
+    assert "num_shards" in capsys.readouterr().err
+    assert main([*argv, "--max-seq-length", "32", "--num-shards", "3"]) == 2
+    assert "wiki-00000-of-00001.tfrecord" in capsys.readouterr().err
