@@ -130,6 +130,9 @@ def write_documents(path: str, documents: list[list[str]]) -> None:
 def expand_inputs(input_files) -> list[str]:
     """Files matching each path or glob, in the order given (sorted per glob).
 
+    Folders a glob matches are skipped; a folder named as such is kept (and
+    `read_documents` refuses it, naming the fix).
+
     Args:
         input_files: a path or glob, or a list of them.
 
@@ -145,6 +148,14 @@ def expand_inputs(input_files) -> list[str]:
         matched = sorted(glob.glob(pattern)) or (
             [pattern] if os.path.exists(pattern) else []
         )
+        if glob.has_magic(pattern) and matched:  # folders a glob matches: skipped
+            files = [path for path in matched if not os.path.isdir(path)]
+            if not files:
+                raise ValueError(
+                    f"{pattern!r} matches only folders ({', '.join(matched[:3])}); "
+                    "pass the text files in them (e.g. 'corpus/*/*.txt')."
+                )
+            matched = files
         if not matched:
             raise ValueError(
                 f"No input file matches {pattern!r}. Check the path; quote globs "
