@@ -42,6 +42,7 @@ from checkpoints_convert.official_layout import (
     official_weights,
 )
 from checkpoints_convert.preset_sources import (
+    incomplete_folder,
     is_keras_file,
     is_release_tar,
     unpacked,
@@ -71,6 +72,9 @@ def open_checkpoint(path):
         return KerasHubPresetReader(path)
     if is_hf_folder(path):
         return HFCheckpointReader(path)
+    incomplete = incomplete_folder(path)
+    if incomplete:
+        raise ConversionError(incomplete)
     return CheckpointReader(path)
 
 

@@ -143,7 +143,46 @@ def source_kind(path) -> str:
     raise ConversionError(_unknown_kind(path))
 
 
+def incomplete_folder(path) -> str | None:
+    """Why `path` is a transformers or keras-hub folder with a file missing
+    (copied halfway, say), else None: such a folder is no TF1 checkpoint.
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> open(os.path.join(folder, "model.safetensors"), "w").close()
+    >>> incomplete_folder(folder)  # doctest: +ELLIPSIS
+    "... looks like a transformers folder (model.safetensors) but has no config.json..."
+    """
+    path = os.fspath(path)
+    if not os.path.isdir(path) or glob.glob(os.path.join(glob.escape(path), "*.index")):
+        return None  # a TF1 checkpoint, whatever else lies beside it
+    names = set(os.listdir(path))
+    hf_weights = sorted(names & {"model.safetensors", "pytorch_model.bin"})
+    hf_weights += sorted(names & {"model.safetensors.index.json"})
+    hub_files = sorted(names & {"metadata.json", "task.json", "preprocessor.json"})
+    if "config.json" not in names and hf_weights:
+        kind, missing = f"a transformers folder ({hf_weights[0]})", "no config.json"
+    elif "config.json" not in names and "model.weights.h5" in names:
+        kind, missing = "a keras-hub preset folder", "no config.json"
+    elif "config.json" in names and hub_files and not is_keras_hub_preset(path):
+        kind, missing = "a keras-hub preset folder", "no model.weights.h5"
+    elif "config.json" in names and not (is_hf_folder(path) or hub_files):
+        kind = "a transformers folder (config.json)"
+        missing = "no weights (model.safetensors or pytorch_model.bin)"
+    else:
+        return None
+    return (
+        f"{path!r} looks like {kind} but has {missing}: was it copied or "
+        "written only in part? Copy the whole folder again (save_pretrained "
+        "and save_to_preset write both the config and the weights)."
+    )
+
+
 def _unknown_kind(path):
+    incomplete = incomplete_folder(path)
+    if incomplete:
+        return incomplete
     if not os.path.exists(path):
         found = "nothing (no such file or folder)"
     elif os.path.isdir(path):
