@@ -92,6 +92,47 @@ def convert_to_litert(model, quantization: str | None = None) -> bytes:
         return converter.convert()
 
 
+def takes_token_ids(model) -> bool:
+    """Whether `model` takes exactly `INPUT_NAMES`, each [batch, length]: the
+    models `export_litert` writes (classifier, span QA, backbone).
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertMultipleChoice
+    >>> takes_token_ids(AlbertBackbone("albert_tiny"))
+    True
+    >>> takes_token_ids(AlbertMultipleChoice(AlbertBackbone("albert_tiny")))
+    False
+    """
+    inputs = getattr(model, "input", None)
+    return (
+        isinstance(inputs, dict)
+        and set(inputs) == set(INPUT_NAMES)
+        and len(inputs["token_ids"].shape) == 2
+    )
+
+
+def input_shapes(model) -> str:
+    """The model's inputs as a user reads them: 'token_ids [batch, 4, length], ...'.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone
+    >>> input_shapes(AlbertBackbone("albert_tiny"))  # doctest: +ELLIPSIS
+    'token_ids [batch, length], segment_ids [batch, length], ...'
+    """
+    inputs = getattr(model, "input", None)
+    if not isinstance(inputs, dict):
+        return "not a dict of named inputs"
+
+    def shape(tensor):
+        dims = [str(d) for d in tensor.shape]
+        dims[0] = "batch"
+        if len(dims) > 1 and dims[-1] == "None":
+            dims[-1] = "length"
+        return "[" + ", ".join(dims) + "]"
+
+    return ", ".join(f"{name} {shape(tensor)}" for name, tensor in inputs.items())
+
+
 def _check_exportable(model, filepath, quantization):
     if keras.backend.backend() != "tensorflow":
         raise ValueError(
@@ -109,12 +150,7 @@ def _check_exportable(model, filepath, quantization):
         raise ValueError(
             f"A LiteRT file ends with .tflite. Received: filepath={filepath!r}"
         )
-    inputs = getattr(model, "input", None)
-    if (
-        not isinstance(inputs, dict)
-        or set(inputs) != set(INPUT_NAMES)
-        or len(inputs["token_ids"].shape) != 2
-    ):
+    if not takes_token_ids(model):
         raise ValueError(
             f"{type(model).__name__} does not take exactly token_ids, segment_ids "
             "and padding_mask of shape [batch, length]. Export a classifier, a "

@@ -76,12 +76,7 @@ def run_export(args):
     model = keras.saving.load_model(path, compile=False)
     model = getattr(model, "task_model", model)  # a text-in model's classifier
     if not isinstance(model, AlbertClassifier):
-        raise ValueError(
-            f"{path} holds a {type(model).__name__}, not an AlbertClassifier: "
-            "`export --format litert` takes the best.keras of `albert-keras "
-            "finetune` on a classification task (export other models with "
-            "albert_keras.models.litert_export.export_litert)."
-        )
+        raise ValueError(_not_a_classifier(model, path))
     _check_float(model, path)
     stem = os.path.splitext(path)[0]
     suffix = "-int8.tflite" if args.quantize == "int8" else ".tflite"
@@ -103,6 +98,29 @@ def run_export(args):
     if not args.no_check:
         _check(model, output)
     return 0
+
+
+def _not_a_classifier(model, path):
+    """The refusal of another model: `export_litert` named only where it
+    takes the model (a multiple-choice model was sent there, to be refused)."""
+    from albert_keras.models.litert_export import input_shapes, takes_token_ids
+
+    if takes_token_ids(model):
+        other = (
+            "export it in Python with "
+            "albert_keras.models.litert_export.export_litert(model, path)"
+        )
+    else:
+        other = (
+            f"this model takes {input_shapes(model)}, not the token_ids, "
+            "segment_ids and padding_mask [batch, length] of our LiteRT files, "
+            "so it has no LiteRT export"
+        )
+    return (
+        f"{path} holds a {type(model).__name__}, not an AlbertClassifier: "
+        "`export --format litert` takes the best.keras of `albert-keras "
+        f"finetune` on a classification task; {other}."
+    )
 
 
 def _check_float(model, path):

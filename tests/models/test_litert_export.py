@@ -128,3 +128,21 @@ def test_cli_exports_a_fine_tuned_classifier_and_refuses_others(tmp_path, capsys
     assert (
         "'" + str(tmp_path / "empty") + "' has no best.keras" in capsys.readouterr().err
     )
+
+
+def test_cli_points_to_export_litert_only_for_models_it_takes(tmp_path, capsys):
+    """A multiple-choice model was sent to `export_litert`, which refuses it."""
+    from albert_keras import AlbertMultipleChoice, AlbertSpanQA
+    from albert_keras.cli import main
+
+    AlbertMultipleChoice(AlbertBackbone(micro_config())).save(str(tmp_path / "c.keras"))
+    assert main(["export", "--model", str(tmp_path / "c.keras")]) == 2
+    err = capsys.readouterr().err
+    assert "holds a AlbertMultipleChoice, not an AlbertClassifier" in err, err
+    assert "export_litert" not in err, err
+    assert "token_ids [batch, 4, length]" in err and "no LiteRT export" in err, err
+
+    AlbertSpanQA(AlbertBackbone(micro_config())).save(str(tmp_path / "s.keras"))
+    assert main(["export", "--model", str(tmp_path / "s.keras")]) == 2
+    err = capsys.readouterr().err
+    assert "albert_keras.models.litert_export.export_litert" in err, err
