@@ -26,6 +26,7 @@ from albert_keras.pretraining.pretrain_settings import (
     check_pretrain_settings,
     finished_run,
     mark_finished,
+    refuse_nan_run,
 )
 
 
@@ -145,6 +146,7 @@ def _run_pretrain(args):
         baselines=baseline or None,
         **_training_options(args),
     )
+    refuse_nan_run(args, metrics)
     written = write_outputs(args, metrics, vocab, sizes)
     keras.backend.clear_session()
     if written:  # the chief's

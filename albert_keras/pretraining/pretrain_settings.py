@@ -99,3 +99,17 @@ def finished_run(args) -> bool:
 def mark_finished(args) -> None:
     """Records that the run finished, after all its files (the chief's)."""
     write_json(os.path.join(args.output_dir, RUN_STATE), {"finished_steps": args.steps})
+
+
+def refuse_nan_run(args, metrics) -> None:
+    """A run NanGuard stopped: no model is written and the run is not finished."""
+    if not metrics.get("nan_detected"):
+        return
+    raise ValueError(
+        f"the loss became nan by step {metrics['global_step']}: no pretrainer.keras "
+        f"was written and {args.output_dir} is not finished. Lower --learning-rate "
+        "(or raise --warmup-steps), then run again with --force-resume to go on "
+        "from the last checkpoint before the NaN (step 0 if none), or in another "
+        "--output-dir to start afresh (that checkpoint's weights may already be "
+        "diverging: see history.csv)."
+    )

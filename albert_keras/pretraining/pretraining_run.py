@@ -251,7 +251,8 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
     seconds = time.perf_counter() - start
     metrics = _final_metrics(model, seconds, eval_dataset, eval_steps)
     write_json(os.path.join(output_dir, "metrics.json"), metrics)
-    save_atomically(os.path.join(output_dir, "pretrainer.keras"), model.save)
+    if not metrics["nan_detected"]:  # NaN weights: the last good checkpoint stays
+        save_atomically(os.path.join(output_dir, "pretrainer.keras"), model.save)
     remove_worker_private_dir(run_dir)
     return {**metrics, "model": model}
 

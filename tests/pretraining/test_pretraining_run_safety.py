@@ -197,3 +197,21 @@ def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(tmp_path, capsy
     err = capsys.readouterr().err
     assert "is in use by another run" in err and "the first run" in err
     assert sorted(os.listdir(tmp_path / "a")) == before
+
+
+def test_a_run_whose_loss_became_nan_writes_no_model_and_is_not_finished(
+    tmp_path, capsys
+):
+    # It wrote a pretrainer.keras and savedmodel/ of NaN weights, printed
+    # "Wrote ...", exited 0 and marked the run finished, so the command run
+    # again said "nothing to do", not the resume NanGuard promised.
+    lr = ["--learning-rate", "1e12", "--warmup-steps", "1", "--steps", "3"]
+    code, out = _cli_run(tmp_path, "nan", *lr)
+    captured = capsys.readouterr()
+    assert code == 2 and "NanGuard: the loss became nan" in captured.out
+    assert "albert-keras pretrain: error: the loss became nan" in captured.err
+    assert "--force-resume" in captured.err and "Wrote" not in captured.out
+    assert not os.path.exists(os.path.join(out, "pretrainer.keras"))
+    assert not os.path.exists(os.path.join(out, "savedmodel"))
+    state = os.path.join(out, "run_state.json")
+    assert not os.path.exists(state) or "finished_steps" not in open(state).read()
