@@ -346,16 +346,32 @@ def _write_outputs(task, model, splits, result, vocab, output_dir, options):
         task.write_dev_outputs(model, dev, dev.batches, output_dir)
     write_json(os.path.join(output_dir, "metrics.json"), result, default=_plain)
     # What `albert-keras predict` needs to prepare inputs as training did.
-    settings = {
-        "task": result["task"],
-        "vocab": os.path.basename(vocab),
-        "batch_size": options.batch_size,
-    }
+    kept = _kept_vocabulary_name(vocab)
+    settings = {"task": result["task"], "vocab": kept, "batch_size": options.batch_size}
     write_json(os.path.join(output_dir, "settings.json"), settings, default=_plain)
-    copy_file(vocab, os.path.join(output_dir, os.path.basename(vocab)))
+    copy_file(vocab, os.path.join(output_dir, kept))
     task.result = result
     if options.export and result["epochs_run"]:
         export_savedmodel(task, output_dir)
+
+
+def _kept_vocabulary_name(vocab) -> str:
+    """The name of the run's vocabulary copy: its own where a lookup beside
+    best.keras finds it (vocab.txt, *.model, ...), else best.vocab.txt or
+    best.model, as albert-convert keeps one beside a .keras file.
+
+    >>> _kept_vocabulary_name("data/zh_vocab.txt"), _kept_vocabulary_name("a/vocab.txt")
+    ('best.vocab.txt', 'vocab.txt')
+    """
+    from albert_keras.tokenizers.vocabulary_files import (
+        VOCABULARY_NAMES,
+        vocabulary_path_beside,
+    )
+
+    name = os.path.basename(vocab)
+    if name in VOCABULARY_NAMES or name.endswith(".model"):
+        return name
+    return vocabulary_path_beside("best.keras", vocab)
 
 
 def _plain(value):
