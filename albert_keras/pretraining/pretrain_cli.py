@@ -117,6 +117,11 @@ def _run_pretrain(args):
     vocab = run_vocabulary(args, data_dir, inputs)
     vocabulary_size = _vocabulary_size(vocab)
     config = _sized_config(args, config, vocab, vocabulary_size)
+    init_model = None
+    if args.init_checkpoint:  # a vocabulary it does not fit: before the data
+        init_model = load_init_pretrainer(args.init_checkpoint)
+        config = _continued_config(args, config, init_model)
+        _check_vocabulary_size(config, vocab, vocabulary_size)
     train_dataset, eval_dataset = _datasets(args, data_dir, inputs, held, vocab)
     # Recorded once the data is made: a run refused before leaves nothing
     # that would block the corrected command.
@@ -124,11 +129,6 @@ def _run_pretrain(args):
     sizes = None
     if eval_dataset is not None:
         sizes = held_out_sizes(eval_dataset, args.eval_steps)
-    init_model = None
-    if args.init_checkpoint:
-        init_model = load_init_pretrainer(args.init_checkpoint)
-        config = _continued_config(args, config, init_model)
-        _check_vocabulary_size(config, vocab, vocabulary_size)
     if args.distribution == "model":
         check_model_shards(config, args.model_shards)
     _print_plan(args, config, _device_count(strategy, distribution), data_dir, sizes)

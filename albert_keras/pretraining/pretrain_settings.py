@@ -31,6 +31,8 @@ def check_pretrain_settings(args) -> dict:
         "init_checkpoint vocab_size held_out_every eval_records eval_steps"
     ).split()
     settings = {name: getattr(args, name, None) for name in names}
+    # The vocabulary by its bytes: the data's ids and the model's size.
+    settings["vocab_sha256"] = file_fingerprint(args.vocab)
     if args.records is None:  # the run makes its data: from what, and how
         settings.update({name: getattr(args, name) for name in _DATA_FLAGS})
         settings["input_sha256"] = _input_fingerprint(args.input)
@@ -47,7 +49,8 @@ def _refuse_other_data(folder, settings):
     recorded = read_json(os.path.join(folder, SETTINGS_FILE)) or {}
     # The text by its bytes: the same files under another path may go on
     # (--input is then a training flag, --force-resume).
-    keys = ("input_sha256", "vocab_size", "held_out_every", *_DATA_FLAGS)
+    keys = ("input_sha256", "vocab_sha256", "vocab_size", "held_out_every")
+    keys += tuple(_DATA_FLAGS)
     changed = [
         describe_change(key, recorded[key], settings.get(key))
         for key in keys

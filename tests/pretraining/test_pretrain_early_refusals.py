@@ -45,3 +45,46 @@ def test_an_unreachable_tpu_is_an_error_naming_the_flags(tmp_path, capsys, vocab
     assert "SentencePiece vocabulary" not in out  # before any vocabulary training
     data = tmp_path / "run" / "data"
     assert not (data.exists() and os.listdir(data))  # and before any data
+
+
+def _wordpiece_vocab(tmp_path):
+    words = "sentence of the letter was written by emma".split()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(specials + words + [str(i) for i in range(10)]) + "\n")
+    return str(path)
+
+
+def test_an_init_checkpoint_of_another_vocabulary_is_refused_before_the_data(
+    tmp_path, capsys
+):
+    # Refused after the data was made and the settings recorded: the
+    # corrected command (the checkpoint's --vocab) was then refused as "a run
+    # started with other settings (vocab ...)".
+    from albert_test_case import micro_config
+
+    from albert_keras import AlbertBackbone, AlbertPretrainer
+
+    init = str(tmp_path / "init.keras")
+    AlbertPretrainer(AlbertBackbone(micro_config(8000))).save(init)
+    vocab = ("--vocab", _wordpiece_vocab(tmp_path))
+    code = _pretrain(tmp_path, "--steps", "2", "--init-checkpoint", init, vocab=vocab)
+    assert code == 2
+    assert "vocab_size=8000 but the vocabulary" in capsys.readouterr().err
+    run = tmp_path / "run"
+    assert not (run / "run_settings.json").exists()
+    assert not ((run / "data").exists() and os.listdir(run / "data"))
+
+
+def test_another_vocab_is_refused_even_with_force_resume(tmp_path, capsys):
+    # --vocab was a training flag: --force-resume went on with the data the
+    # first vocabulary made, and ids beyond the new one's size ended in
+    # "indices[0,0] = 101 is not in [0, 42)" (on a GPU, silently wrong).
+    flags = ["--steps", "1", "--max-seq-length", "16", "--batch-size", "2", "--no-jit"]
+    assert _pretrain(tmp_path, *flags) == 0
+    capsys.readouterr()
+    vocab = ("--vocab", _wordpiece_vocab(tmp_path))
+    code = _pretrain(tmp_path, *flags, "--steps", "2", "--force-resume", vocab=vocab)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "data was made from other text or flags" in err and "vocab" in err
