@@ -167,7 +167,7 @@ class FinetuningState(keras.callbacks.Callback):
             and math.isfinite(value)
             and (self.best is None or value > self.best)
         ):
-            save_atomically(self.best_path, self.model.save)
+            save_atomically(self.best_path, self._save_best)
             self.best, self.best_epoch, self.wait = value, int(epoch), 0
         else:
             self.wait += 1
@@ -176,6 +176,17 @@ class FinetuningState(keras.callbacks.Callback):
         write_history_rows(os.path.join(self.folder, "history.csv"), self.rows)
         if self.stopped:
             self.model.stop_training = True
+
+    def _save_best(self, path) -> None:
+        """`model.save`; a LoRA model's uncompiled: its optimizer holds the
+        adapters' state, which the saved model (adapters merged) has not, and
+        every load of it warned "Skipping variable loading for optimizer"."""
+        compiled = self.model.compiled
+        self.model.compiled = compiled and not _lora_variables(self.model)
+        try:
+            self.model.save(path)
+        finally:
+            self.model.compiled = compiled
 
     def _save_backup(self, epoch) -> None:
         def save(folder):
