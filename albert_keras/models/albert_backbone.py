@@ -227,7 +227,7 @@ class AlbertBackbone(keras.Model):
         a plain backbone).
 
         Args:
-            rank: int. The LoRA rank (at least 1).
+            rank: int. The LoRA rank (at least 1, below `hidden_size`).
 
         Returns:
             The number of adapter parameters.
@@ -242,6 +242,15 @@ class AlbertBackbone(keras.Model):
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise ValueError(
                 f"`rank` must be an integer of at least 1. Received: rank={rank!r}"
+            )
+        hidden = self.config.hidden_size
+        if rank >= hidden:  # A [H, r] and B [r, H]: no smaller than the kernel
+            raise ValueError(
+                f"A LoRA rank must be below the hidden size {hidden}: adapters of "
+                f"rank {hidden} or more are no low-rank update and train more "
+                f"parameters than the kernels they adapt. Received: rank={rank}. "
+                f"Use at most {hidden - 1} (8 or 16 are usual), or fine-tune "
+                "everything (--lora-rank 0)."
             )
         self.trainable = True
         for layer in self._flatten_layers(include_self=False):

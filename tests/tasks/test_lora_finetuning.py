@@ -88,6 +88,18 @@ def _task():
     return RecordingTask(sequence_length=32)
 
 
+@pytest.mark.parametrize("rank", [64, 1000])
+def test_enable_lora_refuses_a_rank_of_the_hidden_size_or_more(rank):
+    """--lora-rank 1000 on H=64 trained 256,130 of 556,098 parameters: adapters
+    larger than the kernels they adapt, quietly."""
+    backbone = AlbertBackbone("albert_tiny")
+    with pytest.raises(ValueError) as error:
+        backbone.enable_lora(rank)
+    message = str(error.value)
+    assert f"rank={rank}" in message and "hidden size 64" in message, message
+    assert "at most 63" in message and "--lora-rank 0" in message, message
+
+
 @pytest.mark.parametrize("rank", [0, 2.5, "4", True])
 def test_enable_lora_refuses_a_rank_that_is_not_a_positive_int(rank):
     # 2.5 and "4" used to fail inside Keras ("Cannot convert '(64, 2.5)' to a
