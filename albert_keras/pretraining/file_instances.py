@@ -147,6 +147,7 @@ def file_instances(job: FileJob, progress=None):
                 job.ids, job.segment_lengths, job.document_starts, rng
             )
             stats["skipped_segments"] += skipped
+            stats["pieces"] += len(job.ids)  # the text's, to compare with tokens
             order = rng.permutation(len(spans))
             for start in range(0, len(order), _BLOCK):
                 chosen = order[start : start + _BLOCK]

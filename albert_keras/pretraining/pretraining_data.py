@@ -113,7 +113,8 @@ def create_pretraining_data(
         specials included), `masked`, `masked_fraction`, `label_0`/`label_1`,
         `ngram_lengths` ({n: masked spans of n words}), `skipped_segments`
         (one-piece segments that could not be paired), `empty_files`,
-        `bytes` of input, `seconds`, `instances_per_second`, `mb_per_second`
+        `pieces` (of the text, per pass), `bytes` of input, `seconds`,
+        `instances_per_second`, `mb_per_second`
         and `files` (the shards).
 
     Raises:
@@ -323,6 +324,7 @@ def _stats(totals, span_words, input_bytes, seconds) -> dict:
             "label_1",
             "skipped_segments",
             "empty_files",
+            "pieces",
         )
     }
     stats["masked_fraction"] = stats["masked"] / max(stats["tokens"], 1)
@@ -361,4 +363,20 @@ def format_stats(stats: dict) -> str:
             if stats["skipped_segments"]
             else ""
         )
+        + _coverage_warning(stats)
+    )
+
+
+def _coverage_warning(stats: dict) -> str:
+    """A line when the instances hold under a quarter of the text's pieces:
+    lines far longer than --max-seq-length (a file on one line) are cut short.
+    (Paragraphs a line at 64 pieces keep about half, as the official script.)"""
+    used = stats["tokens"] - 3 * stats["instances"]  # less [CLS] and two [SEP]
+    if not stats.get("pieces") or used >= 0.25 * stats["pieces"]:
+        return ""
+    return (
+        f"\nwarning: the instances hold {100 * used / stats['pieces']:.2g}% of the "
+        f"text's {stats['pieces']} pieces: a line longer than --max-seq-length is "
+        "cut to fit one instance. Put a sentence or paragraph on each line, or pass "
+        "--split-sentences to cut lines into sentences."
     )

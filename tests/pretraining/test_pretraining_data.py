@@ -2,6 +2,7 @@
 
 import gzip
 import os
+import re
 import subprocess
 import sys
 
@@ -501,3 +502,25 @@ def test_arrays_refuse_the_file_options(corpus):
 
     with pytest.raises(TypeError, match="writes no files"):
         create_pretraining_arrays([corpus], num_shards=2)
+
+
+def test_text_on_one_line_says_how_little_of_it_the_instances_hold(tmp_path):
+    # A file with no line breaks made 1 instance of 32 pieces from all its
+    # text, reported as a success with nothing to say the rest was cut off.
+    words = "the cat sat on a mat and then it ran to the big red house".split()
+    text = ". ".join(" ".join(words[i % 7 :]) for i in range(300))
+    (tmp_path / "one.txt").write_text(text, encoding="utf-8")
+    stats = create_pretraining_data(
+        [str(tmp_path / "one.txt")], str(tmp_path / "o") + "/", max_seq_length=32
+    )
+    assert stats["instances"] <= 2 and stats["pieces"] > 2000
+    summary = format_stats(stats)
+    assert re.search(
+        r"warning: the instances hold [\d.]+% of the text's \d+ pieces", summary
+    )
+    assert "--split-sentences" in summary
+    (tmp_path / "lines.txt").write_text(text.replace(". ", ".\n"), encoding="utf-8")
+    stats = create_pretraining_data(
+        [str(tmp_path / "lines.txt")], str(tmp_path / "p") + "/", max_seq_length=32
+    )
+    assert "warning" not in format_stats(stats)
