@@ -131,3 +131,27 @@ def choose_learning_rate(options, hidden_size):
     else:
         how = "given"
     print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)
+
+
+def refuse_int8_full_finetuning(backbone, name) -> None:
+    """Keras's int8 layers keep their kernels frozen: full fine-tuning of an
+    int8 `--init` trained the weights left in float32 only (LayerNorms...)
+    (LoRA adapters over int8 kernels do train: call it without `lora_rank`).
+
+    >>> from albert_keras import AlbertBackbone
+    >>> refuse_int8_full_finetuning(AlbertBackbone("albert_tiny"), "albert_tiny")
+    """
+    from albert_keras.models.quantized_layers import quantized_layer_modes
+
+    modes = quantized_layer_modes(backbone)
+    if modes:
+        layer, mode = next(iter(modes.items()))
+        raise ValueError(
+            f"--init {name if isinstance(name, str) else type(name).__name__} "
+            f"is {mode}-quantized (e.g. {layer!r}): its {mode} kernels cannot "
+            "train, so full fine-tuning would train only the weights left in "
+            "float32 (LayerNorms, biases). Fine-tune the float32 model and "
+            "quantize the result (model.quantize('int8'), or `albert-keras "
+            "export --quantize int8`), or pass --lora-rank R to train LoRA "
+            f"adapters over the {mode} kernels."
+        )

@@ -28,6 +28,7 @@ from albert_keras.tasks.finetuning_options import (
     FinetuningOptions,
     choose_learning_rate,
     lora_summary,
+    refuse_int8_full_finetuning,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
 from albert_keras.tasks.finished_run import clear_run, finished_run, mark_finished
@@ -229,6 +230,8 @@ def _build_model(task, init, splits, options, name):
         )
     finally:
         keras.mixed_precision.set_dtype_policy(policy)
+    if not options.lora_rank:
+        refuse_int8_full_finetuning(backbone, name)
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
         name = name if isinstance(name, str) else type(name).__name__

@@ -187,3 +187,30 @@ def test_a_lora_runs_best_keras_loads_without_an_optimizer_warning(reference):
     assert not [w for w in caught if "optimizer" in str(w.message)], [
         str(w.message) for w in caught
     ]
+
+
+def test_full_fine_tuning_of_an_int8_init_is_refused_lora_trains(tmp_path, capsys):
+    """An int8 --init trained without a word, its int8 kernels frozen by Keras:
+    only the LayerNorms, biases and head learned."""
+    import shutil
+
+    from albert_keras import AlbertClassifier
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    model = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    model.quantize("int8")
+    init = str(tmp_path / "int8.keras")
+    model.save(init)
+    shutil.copy(SPM_MODEL_PATH, tmp_path / "int8.model")
+    options = dict(OPTIONS, init=init, epochs=1, max_train_examples=16)
+    options.update(max_dev_examples=8, lora_rank=None)
+    task = lambda: ClassificationTask(sequence_length=16)  # noqa: E731
+    with pytest.raises(ValueError) as error:
+        run_finetuning(task(), TRAIN, DEV, output_dir=str(tmp_path / "a"), **options)
+    message = str(error.value)
+    assert "is int8-quantized" in message and "--lora-rank" in message, message
+    assert not os.path.exists(tmp_path / "a" / "best.keras")
+    options["lora_rank"] = 2  # adapters over the int8 kernels (QLoRA) train
+    run_finetuning(task(), TRAIN, DEV, output_dir=str(tmp_path / "b"), **options)
+    assert os.path.isfile(tmp_path / "b" / "best.keras")
