@@ -30,7 +30,24 @@ def record_lengths(file_pattern: str) -> tuple[int, int]:
             f"No pretraining records match {file_pattern!r}. Write them with "
             "`albert-keras create-data`."
         )
-    first = next(iter(tf.data.TFRecordDataset(files[:1]).take(1)), None)
+    folders = [path for path in files if tf.io.gfile.isdir(path)]
+    if folders and folders == [file_pattern]:
+        raise ValueError(
+            f"{file_pattern!r} is a folder; pass its records: "
+            f"'{file_pattern.rstrip('/')}/*.tfrecord'."
+        )
+    if folders:  # the training reader would fail on it mid-run
+        raise ValueError(
+            f"{file_pattern!r} matches the folder {folders[0]!r}: pass record files "
+            "only (e.g. 'records/*.tfrecord')."
+        )
+    try:
+        first = next(iter(tf.data.TFRecordDataset(files[:1]).take(1)), None)
+    except tf.errors.OpError:  # DataLossError: no TFRecord frame
+        raise ValueError(
+            f"{files[0]} is not a TFRecord file: pass the records create-data "
+            "wrote, or text files as --input (pretrain makes the records)."
+        ) from None
     if first is None:
         raise ValueError(f"{files[0]} holds no records: make it again (create-data).")
     features = tf.train.Example.FromString(first.numpy()).features.feature

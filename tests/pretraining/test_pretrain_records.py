@@ -56,3 +56,24 @@ def test_pretrain_takes_the_lengths_of_its_records(records, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "max_seq_length = 96" in err and "--max-seq-length 128" in err
     assert "leave --max-seq-length out" in err
+
+
+def test_a_folder_or_a_text_file_as_records_is_refused_with_the_fix(records, tmp_path):
+    # --records 'r/' ended in a FailedPreconditionError traceback ("Is a
+    # directory"), --records corpus.txt in a DataLossError one.
+    folder = os.path.dirname(records["masked"])
+    with pytest.raises(
+        ValueError, match=r"is a folder; pass its records: '.*\*\.tfrecord'"
+    ):
+        record_lengths(folder + "/")
+    text = tmp_path / "corpus.txt"
+    text.write_text("One sentence.\nAnother one.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a TFRecord file.*--input"):
+        record_lengths(str(text))
+
+
+def test_a_glob_of_records_that_matches_a_folder_names_it(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.tfrecord").write_bytes(b"")
+    with pytest.raises(ValueError, match="matches the folder .*sub'"):
+        record_lengths(str(tmp_path / "*"))
