@@ -34,7 +34,8 @@ def add_parser(subparsers):
         description=(
             "Train a SentencePiece model with the official ALBERT layout and "
             "trainer options (<pad>=0 <unk>=1 [CLS]=2 [SEP]=3 [MASK]=4; writes "
-            "PREFIX.model and PREFIX.vocab), or a WordPiece vocabulary like the "
+            "PREFIX.model and PREFIX.vocab, or OUTPUT and its .vocab if it ends "
+            "in .model), or a WordPiece vocabulary like the "
             "*_zh releases' (writes PREFIX.txt, or OUTPUT if it ends in .txt; "
             "[PAD]=0 [UNK]=100 [CLS]=101 [SEP]=102 [MASK]=103 with 99 unused "
             "slots)."
@@ -93,7 +94,9 @@ def run(args) -> int:
 
     case = "lowercased" if args.lowercase else "cased"
     if args.kind == "spm":
-        path = train_sentencepiece(args.input, args.output, args.size, args.lowercase)
+        prefix = args.output  # v.model: the model itself, not v.model.model
+        prefix = prefix[: -len(".model")] if prefix.endswith(".model") else prefix
+        path = train_sentencepiece(args.input, prefix, args.size, args.lowercase)
         print(
             f"wrote {path} ({args.size} pieces, {case}; <pad>=0 <unk>=1 [CLS]=2 "
             "[SEP]=3 [MASK]=4): use it with AlbertTokenizer"

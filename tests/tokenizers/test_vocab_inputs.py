@@ -99,3 +99,16 @@ def test_pretrain_vocab_size_reads_a_glob_of_gzip_files(tmp_path, capsys):
     train_files, held = prepare_text(args, str(tmp_path / "data"))
     path = run_vocabulary(args, str(tmp_path / "data"), train_files)
     assert held is None and len(pieces(path)) == 40
+
+
+def test_an_output_ending_in_model_is_the_model_file(tmp_path, capsys):
+    # --output v.model wrote v.model.model and v.model.vocab, so the
+    # --vocab v.model the user then passed did not exist.
+    (tmp_path / "c.txt").write_text("\n".join(sentences(60)), encoding="utf-8")
+    out = str(tmp_path / "v.model")
+    assert (
+        vocab(["--input", str(tmp_path / "c.txt"), "--output", out, "--size", "40"])
+        == 0
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "v.model", "v.vocab"]
+    assert f"wrote {out} " in capsys.readouterr().out
