@@ -210,13 +210,25 @@ def _refuse_another_model(path, error) -> None:
     """A backup of another model (its weights of other shapes) is no broken
     file: the older backups hold the same model, and falling back through
     them started a new run in the folder, quietly."""
+    if isinstance(error, _OtherLora):
+        raise ValueError(
+            f"The backup {path} {error}: the run in this folder trained "
+            "another model (another --lora-rank, which a resume cannot "
+            "change). Start this one in another --output-dir, or pass "
+            "--overwrite to replace that run."
+        ) from None
     if isinstance(error, ValueError) and "shape" in str(error):
         raise ValueError(
             f"The backup {path} holds a model of other shapes than this run's "
             f"({str(error)[:160]}): the run in this folder trained another "
-            "model (another label set, task or --init). Start this one in "
-            "another --output-dir, or pass --overwrite to replace that run."
+            "model (another label set, task, --init or --lora-rank). Start "
+            "this one in another --output-dir, or pass --overwrite to replace "
+            "that run."
         ) from None
+
+
+class _OtherLora(ValueError):
+    """A backup without this run's LoRA variables (`_load_lora`)."""
 
 
 def _random_states(model) -> list:
@@ -254,9 +266,11 @@ def _load_lora(model, path) -> None:
     variables = _lora_variables(model)
     if not variables:
         return
+    if not os.path.isfile(path):
+        raise _OtherLora("has no LoRA adapters (lora.npz): a full fine-tuning's")
     with np.load(path) as saved:
         paths = [str(p) for p in saved["paths"]]
         if paths != [v.path for v in variables]:
-            raise ValueError(f"{path} holds other LoRA variables: {paths[:3]}...")
+            raise _OtherLora(f"holds other LoRA variables: {paths[:3]}...")
         for i, variable in enumerate(variables):
             variable.assign(saved[str(i)])

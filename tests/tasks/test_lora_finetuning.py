@@ -214,3 +214,25 @@ def test_full_fine_tuning_of_an_int8_init_is_refused_lora_trains(tmp_path, capsy
     options["lora_rank"] = 2  # adapters over the int8 kernels (QLoRA) train
     run_finetuning(task(), TRAIN, DEV, output_dir=str(tmp_path / "b"), **options)
     assert os.path.isfile(tmp_path / "b" / "best.keras")
+
+
+def test_force_resume_with_another_lora_rank_is_refused(reference, tmp_path):
+    """--force-resume with another --lora-rank failed naming "another label
+    set, task or --init"; from a full run's backups it started over."""
+    import shutil
+
+    _, _, out = reference
+    copy = str(tmp_path / "copy")
+    shutil.copytree(out, copy)
+    options = dict(OPTIONS, lora_rank=3, force_resume=True)
+    with pytest.raises(ValueError, match="--lora-rank"):
+        run_finetuning(_task(), TRAIN, DEV, output_dir=copy, **options)
+    full = str(tmp_path / "full")
+    options = dict(OPTIONS, lora_rank=None, epochs=1, max_train_examples=16)
+    options.update(max_dev_examples=8)
+    run_finetuning(
+        ClassificationTask(sequence_length=32), TRAIN, DEV, output_dir=full, **options
+    )
+    options.update(lora_rank=2, force_resume=True, epochs=2)
+    with pytest.raises(ValueError, match="--lora-rank"):
+        run_finetuning(_task(), TRAIN, DEV, output_dir=full, **options)
