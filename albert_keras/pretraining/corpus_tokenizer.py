@@ -67,6 +67,7 @@ class CorpusTokenizer:
         special = tokenizer.special_token_ids
         self.cls_id, self.sep_id = int(special["cls"]), int(special["sep"])
         self.mask_id = int(special["mask"])
+        self.unk_id = int(special["unk"])
         self.word_starts = NgramMasker.word_starts_of(pieces, self.is_sentencepiece)
         if self.in_graph:
             # One eager call first: a tokenizer may build tables lazily, which

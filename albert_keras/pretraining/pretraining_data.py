@@ -113,7 +113,8 @@ def create_pretraining_data(
         specials included), `masked`, `masked_fraction`, `label_0`/`label_1`,
         `ngram_lengths` ({n: masked spans of n words}), `skipped_segments`
         (one-piece segments that could not be paired), `empty_files`,
-        `pieces` (of the text, per pass), `bytes` of input, `seconds`,
+        `pieces` (of the text, per pass) and `unknown` (those of them the
+        vocabulary does not know), `bytes` of input, `seconds`,
         `instances_per_second`, `mb_per_second`
         and `files` (the shards).
 
@@ -270,6 +271,9 @@ def _run_files(
                 documents, corpus_tokenizer
             )
             totals["documents"] += len(document_starts) - 1
+            # Per pass, as `pieces`: a vocabulary that does not fit is warned of.
+            unknown = int(np.count_nonzero(ids == corpus_tokenizer.unk_id))
+            totals["unknown"] += unknown * options.dupe_factor
             totals["segments"] += len(segment_lengths)
             progress.update(size)
             temp = None
@@ -325,6 +329,7 @@ def _stats(totals, span_words, input_bytes, seconds) -> dict:
             "skipped_segments",
             "empty_files",
             "pieces",
+            "unknown",
         )
     }
     stats["masked_fraction"] = stats["masked"] / max(stats["tokens"], 1)
@@ -363,20 +368,30 @@ def format_stats(stats: dict) -> str:
             if stats["skipped_segments"]
             else ""
         )
-        + _coverage_warning(stats)
+        + _text_warnings(stats)
     )
 
 
-def _coverage_warning(stats: dict) -> str:
-    """A line when the instances hold under a quarter of the text's pieces:
-    lines far longer than --max-seq-length (a file on one line) are cut short.
-    (Paragraphs a line at 64 pieces keep about half, as the official script.)"""
+def _text_warnings(stats: dict) -> str:
+    """Lines when the instances hold under a quarter of the text's pieces
+    (lines far longer than --max-seq-length are cut short; paragraphs a line
+    at 64 pieces keep about half, as the official script), or when over 2% of
+    them are unknown to the vocabulary."""
+    pieces, lines = stats.get("pieces"), ""
     used = stats["tokens"] - 3 * stats["instances"]  # less [CLS] and two [SEP]
-    if not stats.get("pieces") or used >= 0.25 * stats["pieces"]:
-        return ""
-    return (
-        f"\nwarning: the instances hold {100 * used / stats['pieces']:.2g}% of the "
-        f"text's {stats['pieces']} pieces: a line longer than --max-seq-length is "
-        "cut to fit one instance. Put a sentence or paragraph on each line, or pass "
-        "--split-sentences to cut lines into sentences."
-    )
+    if pieces and used < 0.25 * pieces:
+        lines += (
+            f"\nwarning: the instances hold {100 * used / pieces:.2g}% of the text's "
+            f"{pieces} pieces: a line longer than --max-seq-length is cut to fit "
+            "one instance. Put a sentence or paragraph on each line, or pass "
+            "--split-sentences to cut lines into sentences."
+        )
+    if pieces and stats.get("unknown", 0) > 0.02 * pieces:
+        lines += (
+            f"\nwarning: {100 * stats['unknown'] / pieces:.2g}% of the text's pieces "
+            "are unknown to the vocabulary (<unk>/[UNK]): it does not fit this text "
+            "(another language or script, or another --lowercase). Train one on "
+            "it: pretrain --vocab-size N, or albert-keras vocab (--kind wordpiece "
+            "for Chinese)."
+        )
+    return lines

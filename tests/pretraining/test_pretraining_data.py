@@ -524,3 +524,17 @@ def test_text_on_one_line_says_how_little_of_it_the_instances_hold(tmp_path):
         [str(tmp_path / "lines.txt")], str(tmp_path / "p") + "/", max_seq_length=32
     )
     assert "warning" not in format_stats(stats)
+
+
+def test_a_vocabulary_that_does_not_fit_the_text_is_warned_of(tmp_path):
+    # Chinese text with the embedded English austen-8k.model: each run of
+    # characters became one <unk>, and create-data reported success.
+    docs = ["今天天气很好，我们去公园吧。\n北京是中国的首都，人口很多。"] * 6
+    (tmp_path / "zh.txt").write_text("\n\n".join(docs), encoding="utf-8")
+    stats = create_pretraining_data(
+        [str(tmp_path / "zh.txt")], str(tmp_path / "o") + "/", max_seq_length=32
+    )
+    summary = format_stats(stats)
+    assert stats["unknown"] > 0 and "warning: " in summary
+    assert re.search(r"[\d.]+% of the text's pieces are unknown", summary)
+    assert "--vocab-size" in summary and "--kind wordpiece" in summary
