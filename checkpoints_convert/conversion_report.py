@@ -53,6 +53,11 @@ class ConversionReport:
                 f"skipped {len(self.skipped_heads)} head variables the model has "
                 f"no head for: {', '.join(heads)}"
             )
+            models = sorted({_TASK_HEADS[h] for h in heads if h in _TASK_HEADS})
+            lines += [
+                f"  a fine-tuning head: build --model {model} to keep it"
+                for model in models
+            ]
         if self.ignored:
             lines.append(
                 f"ignored {len(self.ignored)} optimizer / training-state variables"
@@ -62,6 +67,21 @@ class ConversionReport:
                 f"not in the checkpoint, newly initialized: {', '.join(self.new_heads)}"
             )
         return "\n".join(lines)
+
+
+# The models that keep a fine-tuning head: official names, then the Keras
+# layers of a .keras source.
+_TASK_HEADS = {
+    "root output_weights/output_bias": "classifier or multiple_choice",
+    "cls/squad": "span_qa",
+    "start_logits": "squad_v2",
+    "end_logits": "squad_v2",
+    "answer_class": "squad_v2",
+    "classifier": "classifier",
+    "choice_head": "multiple_choice",
+    "span_head": "span_qa",
+    "squad_v2_head": "squad_v2",
+}
 
 
 def _head_of(name):
