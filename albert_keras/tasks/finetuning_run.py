@@ -215,7 +215,7 @@ def _build_model(task, init, splits, options, name):
     unpacked folder).
     """
     from albert_keras.models.weight_copy import reuse_task_head
-    from albert_keras.tasks.init_labels import other_labels
+    from albert_keras.tasks.init_labels import head_left_out, other_labels
     from albert_keras.training.optimizers import create_optimizer
     from albert_keras.training.xla_compile import xla_jit_compile
     from checkpoints_convert.backbone_loader import load_backbone, load_init_model
@@ -237,6 +237,8 @@ def _build_model(task, init, splits, options, name):
         name = name if isinstance(name, str) else type(name).__name__
         reused = other_labels(task, init) or reuse_task_head(model, source)
         print(f"--init {name}: {reused}", flush=True)
+    elif head_left_out(source):
+        print(f"--init {name}: {head_left_out(source)}", flush=True)
     if options.lora_rank:  # after the init weights, which it must not touch
         backbone.enable_lora(options.lora_rank)
         print(lora_summary(model, options.lora_rank), flush=True)

@@ -72,3 +72,26 @@ def test_the_labels_of_a_real_runs_settings_are_read(tmp_path):
     assert init_labels(run / "best.keras") == ["neg", "pos"]
     swapped = ClassificationTask(labels=["pos", "neg"])
     assert "are not this run's ['pos', 'neg']" in other_labels(swapped, run)
+
+
+def test_a_task_folders_head_left_out_is_reported(tmp_path):
+    """--init of a keras-hub AlbertTextClassifier preset, or of a transformers
+    classifier folder without label names, dropped its head silently."""
+    pytest.importorskip("keras_hub")
+    from albert_keras.tasks.init_labels import head_left_out
+    from checkpoints_convert import save_hf_checkpoint
+    from checkpoints_convert.keras_hub_writer import save_keras_hub_preset
+
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=100)
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    hub, hf = str(tmp_path / "hub"), str(tmp_path / "hf")
+    save_keras_hub_preset(classifier, hub)
+    save_hf_checkpoint(classifier, hf)
+    for folder, kind in ((hub, "keras-hub"), (hf, "transformers")):
+        told = head_left_out(folder)
+        assert told and f"new head: its {kind}" in told, told
+        assert f"albert-convert {folder} --model classifier" in told, told
+    backbone = str(tmp_path / "backbone")
+    save_hf_checkpoint(classifier.backbone, backbone)
+    assert head_left_out(backbone) is None
+    assert head_left_out("albert_tiny") is None
