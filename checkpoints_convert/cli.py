@@ -30,6 +30,7 @@ import time
 from checkpoints_convert.hf_labels import keep_labels_beside
 from checkpoints_convert.text_model_option import (
     check_text_model,
+    refuse_ignored_flags,
     with_tokenizer_of,
 )
 
@@ -73,7 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model",
-        default="pretrainer",
         choices=MODEL_NAMES,
         help="which model to build (default: pretrainer, MLM and SOP heads included)",
     )
@@ -101,7 +101,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--null-threshold",
         type=float,
-        default=0.0,
         help='QA text models: answer "" where the no-answer odds exceed this '
         "(the best_f1_thresh of the official SQuAD 2.0 evaluation on dev)",
     )
@@ -368,6 +367,11 @@ def main(argv=None) -> int:
                 "SentencePiece model (e.g. 30k-clean.model) or vocab.txt, or leave "
                 "--vocab out to take the one beside the model"
             )
+        if targets:
+            refuse_ignored_flags(args, "--" + targets[0].replace("_", "-"))
+        args.model = args.model or "pretrainer"
+        if args.null_threshold is None:
+            args.null_threshold = 0.0
         if not targets:
             check_text_model(args)
         args.source = _source(args.source)

@@ -1,5 +1,7 @@
 """`albert-convert --text-model N`: the converted task model with its tokenizer
-inside, taking raw text (an `AlbertTextModel` of `with_tokenizer`)."""
+inside, taking raw text (an `AlbertTextModel` of `with_tokenizer`); and the
+flags (--text-model among them) that --to-hf / --to-official / --to-keras-hub
+do not use, refused."""
 
 from __future__ import annotations
 
@@ -60,3 +62,27 @@ def with_tokenizer_of(model, vocab, args):
         return with_tokenizer(model, tokenizer, args.text_model, **options)
     except ValueError as e:
         raise ConversionError(f"--text-model {args.text_model}: {e}") from None
+
+
+def refuse_ignored_flags(args, target):
+    """--to-hf, --to-official and --to-keras-hub write the source's own
+    model: the flags that build or wrap another one did nothing there.
+
+    >>> import argparse
+    >>> flags = dict(model=None, num_classes=None, text_model=None, config=None)
+    >>> refuse_ignored_flags(argparse.Namespace(
+    ...     null_threshold=None, saved_model=None, **flags), "--to-hf")
+    """
+    from checkpoints_convert.conversion_error import ConversionError
+
+    flags = ["model", "num_classes", "text_model", "null_threshold", "saved_model"]
+    if target != "--to-keras-hub":  # it reads a checkpoint with --config
+        flags.append("config")
+    given = ["--" + f.replace("_", "-") for f in flags if vars(args)[f] is not None]
+    if given:
+        raise ConversionError(
+            f"{', '.join(given)} {'has' if len(given) == 1 else 'have'} no effect "
+            f"with {target}, which writes the source's own model (heads "
+            "included): leave them out, or convert to a .keras file with them "
+            f"first (albert-convert SOURCE --model M --output m.keras), then {target}."
+        )
