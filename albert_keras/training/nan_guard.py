@@ -32,6 +32,7 @@ class NanGuard(keras.callbacks.Callback):
         print(
             f"\nNanGuard: the loss became {loss} at step {self.failed_step}; "
             "training stopped and the last good checkpoint is kept. Lower the "
-            "learning rate, raise the warmup, or check the input data, then "
-            "run the same command again to resume from that checkpoint."
+            "learning rate, raise the warmup, or check the input data; a run "
+            "with such changed settings goes on from that checkpoint only when "
+            "forced (--force-resume), else start in another output folder."
         )

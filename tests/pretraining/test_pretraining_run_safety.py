@@ -209,6 +209,9 @@ def test_a_run_whose_loss_became_nan_writes_no_model_and_is_not_finished(
     code, out = _cli_run(tmp_path, "nan", *lr)
     captured = capsys.readouterr()
     assert code == 2 and "NanGuard: the loss became nan" in captured.out
+    # Not "run the same command again": that resumes nothing (it was refused
+    # as finished before, and a lower rate is another setting).
+    assert "same command" not in captured.out
     assert "albert-keras pretrain: error: the loss became nan" in captured.err
     assert "--force-resume" in captured.err and "Wrote" not in captured.out
     assert not os.path.exists(os.path.join(out, "pretrainer.keras"))
