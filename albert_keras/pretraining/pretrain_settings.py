@@ -88,7 +88,16 @@ def finished_run(args) -> bool:
     from albert_keras.training.worker_files import is_alone
 
     state = read_json(os.path.join(args.output_dir, RUN_STATE)) or {}
-    if state.get("finished_steps") != args.steps or not is_alone():
+    done = state.get("finished_steps")
+    if isinstance(done, int) and done > args.steps:
+        raise ValueError(
+            f"{args.output_dir} holds a run finished at {done} steps: --steps "
+            f"{args.steps} cannot take training back. Pass --steps {done} or more "
+            "(more with --force-resume trains on), or use another --output-dir "
+            f"(--init-checkpoint {os.path.join(args.output_dir, 'pretrainer.keras')}"
+            " starts from this model)."
+        )
+    if done != args.steps or not is_alone():
         return False  # more --steps (with --force-resume) train on
     print(
         f"{args.output_dir} holds this run, finished ({args.steps} steps; see "

@@ -104,6 +104,10 @@ def test_whole_executions_end_at_exactly_steps(tmp_path):
     )
     assert run["global_step"] == 12
     assert _steps(tmp_path / "checkpoints") == [4, 8, 12]
+    # Fewer steps than the checkpoint holds: refused (it printed "Already
+    # trained for 12 steps", wrote the step-12 model as an 8-step run's).
+    with pytest.raises(ValueError, match="at step 12, past num_train_steps=8"):
+        _pretrain(tmp_path, 8, steps_per_epoch=8, save_every=4)
 
 
 @pytest.mark.parametrize("name", ["metrics.json", "pretrainer.keras"])
@@ -218,3 +222,20 @@ def test_a_run_whose_loss_became_nan_writes_no_model_and_is_not_finished(
     assert not os.path.exists(os.path.join(out, "savedmodel"))
     state = os.path.join(out, "run_state.json")
     assert not os.path.exists(state) or "finished_steps" not in open(state).read()
+
+
+def test_a_finished_run_is_not_run_again_with_fewer_steps(tmp_path):
+    """`--steps 2 --force-resume` on a run finished at 6 steps printed
+    "Already trained for 6 steps", rebuilt savedmodel/ and recorded the run
+    as finished at 2 steps with the step-6 model."""
+    import argparse
+    import json
+
+    from albert_keras.pretraining.pretrain_settings import RUN_STATE, finished_run
+
+    (tmp_path / RUN_STATE).write_text(json.dumps({"finished_steps": 6}))
+    args = argparse.Namespace(output_dir=str(tmp_path), steps=2)
+    with pytest.raises(ValueError, match="finished at 6 steps: --steps 2 cannot"):
+        finished_run(args)
+    assert finished_run(argparse.Namespace(output_dir=str(tmp_path), steps=6))
+    assert not finished_run(argparse.Namespace(output_dir=str(tmp_path), steps=9))
