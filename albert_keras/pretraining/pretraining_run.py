@@ -328,17 +328,7 @@ def _restore_or_start(
                     "copies of its table.",
                     flush=True,
                 )
-    if step > num_train_steps:
-        raise ValueError(
-            f"The checkpoint of this run is at step {step}, past "
-            f"num_train_steps={num_train_steps}: training cannot be taken back. "
-            f"Pass {step} steps or more (--steps), or use another output folder "
-            "(with this run's model as its init checkpoint to start from it)."
-        )
-    if step == num_train_steps:
-        print(f"Already trained for {step} steps (num_train_steps={num_train_steps}).")
-    elif step:
-        print(f"Resuming from step {step} ({checkpoint.latest}).")
+    checkpoint.describe_restored(step, num_train_steps)
     return step
 
 

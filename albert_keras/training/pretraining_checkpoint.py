@@ -80,6 +80,23 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         self._last_saved = step
         return step
 
+    def describe_restored(self, step: int, num_train_steps: int) -> None:
+        """Prints where a run of `num_train_steps` goes on from the restored
+        `step`; ValueError when `step` is past them (training cannot be
+        taken back: the model would be written as a shorter run's)."""
+        if step > num_train_steps:
+            raise ValueError(
+                f"The checkpoint of this run is at step {step}, past "
+                f"num_train_steps={num_train_steps}: training cannot be taken "
+                f"back. Pass {step} steps or more (--steps), or use another "
+                "output folder (with this run's model as its init checkpoint "
+                "to start from it)."
+            )
+        if step == num_train_steps:
+            print(f"Already trained for {step} steps (num_train_steps={step}).")
+        elif step:
+            print(f"Resuming from step {step} ({self.latest}).")
+
     def _finite(self, logs):
         loss = (logs or {}).get("loss")
         if loss is not None and not np.isfinite(float(loss)):
