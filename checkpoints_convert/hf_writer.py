@@ -57,7 +57,9 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
 
     Args:
         model: `AlbertBackbone` or a task model (sharing "all" or "none").
-        folder: created if needed.
+        folder: created if needed; the tokenizer or weight files of an
+            earlier conversion there that this one does not write again are
+            removed (transformers would load them with the new weights).
         vocab: optional SentencePiece model (written as `spiece.model` with
             the `tokenizer.json` that gives our ids) or WordPiece `vocab.txt`
             (written as `vocab.txt` with a `BertTokenizer` config).
@@ -112,6 +114,7 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
             f"labels name a classifier's logits; {type(model).__name__} has none."
         )
     make_folder(folder, folder)
+    earlier = _earlier_files(folder)
     if vocab is not None:  # first: a vocabulary refused leaves no weights
         length = backbone.config.max_position_embeddings
         write_hf_vocabulary(folder, vocab, lowercase, length)
@@ -121,7 +124,40 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
     with atomic_write(os.path.join(folder, HF_CONFIG_FILE)) as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
+    for name, stat in earlier.items():  # not written again: another model's
+        if _identity(os.path.join(folder, name)) == stat:
+            os.remove(os.path.join(folder, name))
     return folder
+
+
+# Files of a transformers folder that an earlier conversion may have left
+# and this one may not write: transformers would load them with the new
+# weights (another tokenizer, other weights in pytorch_model.bin).
+_STALE_CANDIDATES = (
+    "spiece.model",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.txt",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+)
+
+
+def _identity(path):
+    """(inode, mtime) of `path`, None if absent: a rewrite changes it."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
+def _earlier_files(folder):
+    """{name: identity} of the `_STALE_CANDIDATES` already in `folder`."""
+    found = {name: _identity(os.path.join(folder, name)) for name in _STALE_CANDIDATES}
+    return {name: stat for name, stat in found.items() if stat is not None}
 
 
 def _label_names(num_classes, labels):

@@ -45,3 +45,28 @@ def test_an_earlier_keras_hub_preset_is_replaced(tmp_path):
     assert convert_main([source, "--to-keras-hub", "--output", preset]) == 0
     assert convert_main([source, "--to-keras-hub", "--output", preset]) == 0
     assert "model.weights.h5" in os.listdir(preset)
+
+
+def test_a_transformers_folder_written_again_keeps_no_stale_tokenizer(tmp_path):
+    """--to-hf into an earlier conversion's folder left its spiece.model and
+    tokenizer.json beside the new weights and vocab.txt: transformers then
+    loaded the old tokenizer (or failed: "Missing [UNK] token")."""
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from checkpoints_convert import save_hf_checkpoint
+
+    folder = str(tmp_path / "hf")
+    model = AlbertBackbone(AlbertConfig(**dict(TINY, vocab_size=8000)))
+    save_hf_checkpoint(model, folder, vocab=SPM_MODEL_PATH)
+    assert {"spiece.model", "tokenizer.json"} <= set(os.listdir(folder))
+    (tmp_path / "hf" / "pytorch_model.bin").write_bytes(b"old weights")
+    (tmp_path / "hf" / "notes.txt").write_text("mine")
+    words = tmp_path / "vocab.txt"
+    words.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]))
+    save_hf_checkpoint(AlbertBackbone(AlbertConfig(**TINY)), folder, vocab=str(words))
+    assert sorted(os.listdir(folder)) == [
+        "config.json",
+        "model.safetensors",
+        "notes.txt",
+        "tokenizer_config.json",
+        "vocab.txt",
+    ]
