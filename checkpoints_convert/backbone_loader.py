@@ -118,15 +118,14 @@ def run_labels(path) -> list | None:
     >>> run_labels("albert_tiny") is None
     True
     """
-    from albert_keras.atomic_files import read_json
     from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
-    from checkpoints_convert.hf_labels import hf_labels
+    from checkpoints_convert.hf_labels import hf_labels, settings_beside
 
     if not isinstance(path, (str, os.PathLike)):
         return None
     path = os.fspath(path)
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    settings = read_json(os.path.join(folder, "settings.json"))
+    settings = settings_beside(path)
     if settings is None and is_hf_folder(folder):  # id2label of transformers
         return hf_labels(folder)
     task = settings.get("task") if isinstance(settings, dict) else None

@@ -18,6 +18,8 @@ import re
 _DEFAULT_NAME = re.compile(r"LABEL_\d+")
 # The key of a settings.json written by a conversion (one it may overwrite).
 CONVERTED_FROM = "converted_from"
+# And the model file it describes (one folder may hold several .keras files).
+MODEL = "model"
 
 
 def hf_labels(folder) -> list | None:
@@ -76,7 +78,8 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
     labels = hf_labels(source)
     if not labels or classes != len(labels):
         return None
-    path = os.path.join(os.path.dirname(os.path.abspath(output)), "settings.json")
+    folder = os.path.dirname(os.path.abspath(output))
+    path = os.path.join(folder, "settings.json")
     try:
         before = read_json(path)
     except ValueError:
@@ -88,6 +91,13 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
             f"labels {', '.join(labels)} (id2label) not kept: {path} exists and "
             "is not a conversion's; convert to another folder to keep them"
         )
+    name = os.path.basename(output)
+    other = before.get(MODEL) if isinstance(before, dict) else None
+    if other not in (None, name) and os.path.exists(os.path.join(folder, other)):
+        return (
+            f"labels {', '.join(labels)} (id2label) not kept: {path} holds the "
+            f"labels of {other}; convert into a folder of its own to keep them"
+        )
     length = min(128, model.backbone.config.max_position_embeddings)
     config = {"num_classes": classes, "labels": labels, "pairs": None}
     settings = {
@@ -97,6 +107,28 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
         },
         **({"vocab": os.path.basename(vocab)} if vocab else {}),
         CONVERTED_FROM: os.path.abspath(os.fspath(source)),
+        MODEL: name,
     }
     write_json(path, settings)
     return f"labels {', '.join(labels)} (id2label) in {path}"
+
+
+def settings_beside(path) -> dict | None:
+    """The `settings.json` of the folder of the model file (or run folder)
+    `path`, or None: none there, or a conversion's that describes another
+    model file of that folder (it names its `model`). ValueError for one
+    that is not JSON.
+
+    Example:
+    >>> settings_beside("no/such/best.keras") is None
+    True
+    """
+    from albert_keras.atomic_files import read_json
+
+    path = os.fspath(path)
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    settings = read_json(os.path.join(folder, "settings.json"))
+    named = settings.get(MODEL) if isinstance(settings, dict) else None
+    if named and not os.path.isdir(path) and named != os.path.basename(path):
+        return None
+    return settings

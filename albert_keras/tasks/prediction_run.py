@@ -245,15 +245,13 @@ def run_prediction(
     import albert_keras  # noqa: F401  (registers the classes)
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
     from checkpoints_convert.backbone_loader import find_vocabulary
+    from checkpoints_convert.hf_labels import settings_beside
 
     check_request(sequence_length, batch_size, max_examples, output)
     check_output_is_not_input(input, output)
     path = fine_tuned_model_path(model)
     folder = os.path.dirname(path) or "."
-    settings, record = (
-        _read_json(folder, "settings.json"),
-        _read_json(folder, "metrics.json"),
-    )
+    settings, record = settings_beside(path) or {}, _read_json(folder, "metrics.json")
     loaded = keras.saving.load_model(path, compile=False)
     task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)

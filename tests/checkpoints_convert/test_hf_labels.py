@@ -140,3 +140,34 @@ def test_finetune_init_an_hf_folder_reuses_its_head_for_its_labels(tmp_path, cap
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert f"--init {hf}: the whole AlbertClassifier reused, head included" in printed
+
+
+def test_two_conversions_into_one_folder_keep_each_its_own_labels(tmp_path, capsys):
+    """The second conversion into a folder replaced the first one's
+    settings.json: models/A.keras then predicted with B's labels."""
+    from albert_test_case import micro_config
+
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks.init_labels import init_labels
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    folders = {
+        name: save_hf_checkpoint(
+            classifier, tmp_path / name, vocab=SPM_MODEL_PATH, labels=labels
+        )
+        for name, labels in (("hfA", ["neg", "pos"]), ("hfB", ["pos", "neg"]))
+    }
+    models = tmp_path / "models"
+    for name in ("A", "B"):
+        args = [folders[f"hf{name}"], "--model", "classifier"]
+        assert convert_main([*args, "--output", str(models / f"{name}.keras")]) == 0
+    err = capsys.readouterr().err
+    assert "holds the labels of A.keras; convert into a folder of its own" in err
+    assert init_labels(models / "A.keras") == ["neg", "pos"]
+    assert init_labels(models / "B.keras") is None  # not A's
+    assert json.loads((models / "settings.json").read_text())["model"] == "A.keras"
+    # Converted again, A's own settings are rewritten.
+    args = [folders["hfB"], "--model", "classifier", "--output"]
+    assert convert_main([*args, str(models / "A.keras")]) == 0
+    assert init_labels(models / "A.keras") == ["pos", "neg"]
