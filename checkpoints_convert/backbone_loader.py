@@ -135,11 +135,16 @@ def run_labels(path) -> list | None:
     return list(labels) if isinstance(labels, list) and labels else None
 
 
+# The model file of a pretraining run's folder, then of a fine-tuning run's.
+RUN_MODELS = ("pretrainer.keras", "best.keras")
+
+
 def resolve_init(init, missing_hint=""):
     """`init` checked: a missing path or an unknown name is refused here.
 
     A folder holding `pretrainer.keras` (the output of `albert-keras
-    pretrain`) stands for that file; a released preset's name
+    pretrain`) or `best.keras` (of `albert-keras finetune`) stands for that
+    file; a released preset's name
     ("albert_base_v2") for its weights in the cache (`resolve_preset`; not
     there: refused with the commands that put them there). Presets without
     a release, models and existing paths are returned as they are.
@@ -158,9 +163,10 @@ def resolve_init(init, missing_hint=""):
     if not isinstance(init, str) or _is_preset(init):
         return init
     init = _cached(init, _RANDOM_HINT)
-    pretrainer = os.path.join(init, "pretrainer.keras")
-    if os.path.isfile(pretrainer):
-        return pretrainer
+    for name in RUN_MODELS:  # a run's folder: its model
+        model = os.path.join(init, name)
+        if os.path.isfile(model):
+            return model
     if os.path.exists(init) or glob.glob(init + "*.index"):
         return init
     names = set(PRESETS) | set(ALIASES)

@@ -25,3 +25,15 @@ def test_a_folder_holding_a_keras_file_names_it(tmp_path):
     with pytest.raises(ConversionError) as error:
         load_backbone(str(tmp_path), 8000)
     assert f"Pass its model file: {tmp_path / 'best.keras'}." in str(error.value)
+
+
+def test_a_run_folder_stands_for_its_model(tmp_path):
+    """`--init runs/pretrain` took the pretraining run's model, but `--init`
+    of a fine-tuning run's folder was refused ("Pass its model file")."""
+    from checkpoints_convert.backbone_loader import resolve_init
+
+    (tmp_path / "best.keras").write_bytes(b"")
+    (tmp_path / "settings.json").write_text("{}")
+    assert resolve_init(str(tmp_path)) == str(tmp_path / "best.keras")
+    (tmp_path / "pretrainer.keras").write_bytes(b"")  # a pretraining run's first
+    assert resolve_init(str(tmp_path)) == str(tmp_path / "pretrainer.keras")
