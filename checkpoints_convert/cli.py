@@ -33,6 +33,7 @@ from checkpoints_convert.text_model_option import (
     refuse_ignored_flags,
     with_tokenizer_of,
 )
+from checkpoints_convert.written_files import file_states, written_since
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -245,10 +246,11 @@ def _to_hf(args):
         # An AlbertTextModel wraps the task model.
         model = getattr(model, "task_model", model)
         labels = _run_labels(args.source, model)
+        before = file_states(args.output)
         save_hf_checkpoint(
             model, args.output, vocab=vocab, lowercase=lowercase, labels=labels
         )
-    _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+    _log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
     config = os.path.join(args.output, HF_TOKENIZER_CONFIG)
     if os.path.isfile(config):
         with open(config, encoding="utf-8") as f:
@@ -296,8 +298,9 @@ def _to_keras_hub(args):
         if vocab not in (None, args.vocab) and not vocab.endswith((".model", ".spm")):
             _log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
             vocab = None
+        before = file_states(args.output)
         save_keras_hub_preset(model, args.output, vocab=vocab)
-    _log(f"wrote {', '.join(sorted(os.listdir(args.output)))} in {args.output}")
+    _log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
 
 
 def _vocabulary_beside(source):

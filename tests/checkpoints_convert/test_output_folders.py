@@ -70,3 +70,21 @@ def test_a_transformers_folder_written_again_keeps_no_stale_tokenizer(tmp_path):
         "tokenizer_config.json",
         "vocab.txt",
     ]
+
+
+def test_hf_output_beside_other_files_names_only_what_it_wrote(tmp_path, capsys):
+    """`--to-hf --output run` (the run's own folder) said it wrote best.keras
+    and notes.txt too: the line listed the whole folder."""
+    run = str(tmp_path / "run")
+    source = _backbone_file(run)
+    with open(os.path.join(run, "notes.txt"), "w") as f:
+        f.write("mine\n")
+    assert convert_main([source, "--to-hf", "--output", run]) == 0
+    wrote = [line for line in capsys.readouterr().err.splitlines() if "wrote" in line]
+    assert wrote == [f"wrote config.json, model.safetensors in {run}"], wrote
+    assert sorted(os.listdir(run)) == [
+        "best.keras",
+        "config.json",
+        "model.safetensors",
+        "notes.txt",
+    ]
