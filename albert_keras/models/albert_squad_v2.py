@@ -78,22 +78,33 @@ class AlbertSquadV2(TaskModel):
 
     def __call__(self, inputs, *args, **kwargs):
         # Before Keras checks the inputs: predicting needs no start position.
-        if isinstance(inputs, dict) and "start_positions" not in inputs:
-            if kwargs.get("training"):
-                raise ValueError(
-                    "Training AlbertSquadV2 needs `start_positions` in its "
-                    "inputs: the gold start [batch] (the target of "
-                    "`start_log_probs`), on which the end log-probabilities "
-                    "are conditioned. Only inference may leave it out (0). "
-                    f"Received keys: {sorted(inputs)}"
-                )
-            token_ids = inputs["token_ids"]
-            if ops.is_tensor(token_ids) or isinstance(token_ids, keras.KerasTensor):
-                zeros = ops.zeros((ops.shape(token_ids)[0],), "int32")
-            else:  # NumPy inputs: Keras refuses a call mixing them with tensors
-                zeros = np.zeros((np.shape(token_ids)[0],), "int32")
-            inputs = {**inputs, "start_positions": zeros}
+        inputs = self._with_start_positions(inputs, kwargs.get("training"))
         return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs, training=None, mask=None):
+        # On JAX, `predict` runs `stateless_call`, which skips `__call__`.
+        inputs = self._with_start_positions(inputs, training)
+        return super().call(inputs, training=training, mask=mask)
+
+    @staticmethod
+    def _with_start_positions(inputs, training):
+        """`inputs` with `start_positions` 0 where inference left it out."""
+        if not isinstance(inputs, dict) or "start_positions" in inputs:
+            return inputs
+        if training:
+            raise ValueError(
+                "Training AlbertSquadV2 needs `start_positions` in its "
+                "inputs: the gold start [batch] (the target of "
+                "`start_log_probs`), on which the end log-probabilities "
+                "are conditioned. Only inference may leave it out (0). "
+                f"Received keys: {sorted(inputs)}"
+            )
+        token_ids = inputs["token_ids"]
+        if ops.is_tensor(token_ids) or isinstance(token_ids, keras.KerasTensor):
+            zeros = ops.zeros((ops.shape(token_ids)[0],), "int32")
+        else:  # NumPy inputs: Keras refuses a call mixing them with tensors
+            zeros = np.zeros((np.shape(token_ids)[0],), "int32")
+        return {**inputs, "start_positions": zeros}
 
     @staticmethod
     def official_losses():
