@@ -5,7 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from albert_keras.models.albert_text_model import AlbertTextModel, _check_fit
+from albert_keras.models.albert_text_model import AlbertTextModel
+from albert_keras.models.text_model_checks import check_fit
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 
 # The official SQuAD readers' whitespace (`is_whitespace`): words split here.
@@ -132,7 +133,7 @@ class AlbertSpanTextModel(AlbertTextModel):
             )
         kwargs.pop("dynamic_length", None)
         if packer is None:  # a loaded model passes its own (no vocabulary yet)
-            _check_fit(task_model, tokenizer, sequence_length)
+            check_fit(task_model, tokenizer, sequence_length)
             packer = AlbertSpanPacker.for_tokenizer(
                 tokenizer,
                 sequence_length,

@@ -8,6 +8,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_keras.models.text_model_checks import (
+    check_backend,
+    check_fit,
+    check_strings,
+)
 from albert_keras.tokenizers.albert_packer import AlbertPacker
 
 
@@ -69,9 +74,10 @@ class AlbertTextModel(keras.Model):
         serving_rows=None,
         **kwargs,
     ):
+        check_backend()
         super().__init__(**kwargs)
         if packer is None:  # a loaded model passes its own (no vocabulary yet)
-            _check_fit(task_model, tokenizer, sequence_length)
+            check_fit(task_model, tokenizer, sequence_length)
             packer = AlbertPacker.for_tokenizer(
                 tokenizer, sequence_length, dynamic_length=dynamic_length, name="packer"
             )
@@ -93,11 +99,11 @@ class AlbertTextModel(keras.Model):
             if isinstance(value, (str, bytes, list)) or (
                 isinstance(value, tuple) and value and isinstance(value[0], str)
             ):
-                _check_strings(value)
+                check_strings(value)
                 return tf.constant(value, tf.string)
             if isinstance(value, np.ndarray) and value.dtype.kind in "USO":
                 if value.dtype.kind == "O":
-                    _check_strings(value.tolist())
+                    check_strings(value.tolist())
                 return tf.constant(value.astype(object), tf.string)
             return value
 
@@ -289,30 +295,6 @@ class AlbertTextModel(keras.Model):
         return cls(**config)
 
 
-def _check_fit(task_model, tokenizer, sequence_length):
-    """Ids and lengths the task model cannot take fail here, not at serving time."""
-    if not callable(getattr(tokenizer, "vocabulary_size", None)):
-        raise TypeError(
-            "`tokenizer` must be an AlbertTokenizer or AlbertWordPieceTokenizer "
-            "(`with_tokenizer` also takes the path of its vocabulary file). "
-            f"Received: {tokenizer!r}"
-        )
-    config = getattr(getattr(task_model, "backbone", task_model), "config", None)
-    if config is None or not isinstance(sequence_length, int):
-        return  # the packer names a sequence_length that is not an int
-    if tokenizer.vocabulary_size() > config.vocab_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model "
-            f"embeds {config.vocab_size}: use the model's own vocabulary (or a "
-            "model with vocab_size >= the tokenizer's)."
-        )
-    if sequence_length > config.max_position_embeddings:
-        raise ValueError(
-            f"`sequence_length` must be at most the model's max_position_embeddings"
-            f"={config.max_position_embeddings}. Received: {sequence_length}"
-        )
-
-
 def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     """`AlbertTextModel(task_model, tokenizer, sequence_length)`: text in.
 
@@ -365,22 +347,6 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     else:
         text_model = AlbertTextModel
     return text_model(task_model, tokenizer, sequence_length, **kwargs)
-
-
-def _check_strings(value, where=()):
-    """ValueError naming the first item of nested lists that is no text."""
-    if isinstance(value, (str, bytes)):
-        return
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_strings(item, (*where, i))
-        return
-    index = "".join(f"[{i}]" for i in where)
-    raise ValueError(
-        f"A text model takes strings (str or bytes); item {index} is "
-        f"{type(value).__name__} {value!r}. Convert it (str(x)) or leave the "
-        'record out (an empty string "" is a text with no tokens).'
-    )
 
 
 def _one_text_as_batch(value):

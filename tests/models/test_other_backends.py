@@ -262,3 +262,33 @@ def test_squad_v2_predicts_without_start_positions(backend):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"{backend} predict ok (3, 4)" in result.stdout
+
+
+TEXT_MODEL = """
+import keras
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig, AlbertSpanQA
+from albert_keras.models import with_tokenizer
+from albert_keras.sample_text import SPM_MODEL_PATH
+config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+for model in (AlbertClassifier(AlbertBackbone(config), 2),
+              AlbertSpanQA(AlbertBackbone(config))):
+    try:
+        with_tokenizer(model, SPM_MODEL_PATH, 16)
+    except ValueError as e:
+        print(e)
+"""
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_text_model_on_other_backends_says_tensorflow(backend):
+    """A text model's tokenizer is TensorFlow ops: on JAX and torch it failed
+    at its first call with a backend's dtype error; now building it names
+    the TensorFlow backend and the token-id way."""
+    _require(backend)
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, "-c", TEXT_MODEL], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("KERAS_BACKEND=tensorflow") == 2, result.stdout
+    assert f"backend is {backend}" in result.stdout
