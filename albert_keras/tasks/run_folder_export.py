@@ -31,13 +31,14 @@ def export_savedmodel(task, output_dir):
     run_in_tensorflow_process(code, [output_dir])
 
 
-def export_run_folder(output_dir):
+def export_run_folder(output_dir, path=None):
     """Writes `output_dir/savedmodel` of a finished `run_finetuning` folder
     (best.keras, metrics.json, settings.json, the vocabulary), on the
     TensorFlow backend: the same SavedModel the run writes there itself.
 
     Args:
         output_dir: the run's folder.
+        path: where the SavedModel goes; default `output_dir/savedmodel`.
     """
     from albert_keras.tasks.task import Task
     from albert_keras.tokenizers.vocabulary_files import load_tokenizer
@@ -47,4 +48,4 @@ def export_run_folder(output_dir):
     task.tokenizer = load_tokenizer(os.path.join(output_dir, settings["vocab"]))
     task.model = keras.saving.load_model(os.path.join(output_dir, "best.keras"))
     task.result = read_json(os.path.join(output_dir, "metrics.json"))
-    task.export(os.path.join(output_dir, "savedmodel"))
+    task.export(path or os.path.join(output_dir, "savedmodel"))

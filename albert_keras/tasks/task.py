@@ -155,15 +155,22 @@ class Task:
         """
         from albert_keras.tasks.finetuning_run import run_finetuning
 
+        self.output_dir = output_dir  # `export` on JAX or torch reads it
         self.result = run_finetuning(
             self, train, dev, init, output_dir, vocab, **options
         )
         return self.result
 
     def export(self, path):
-        """Writes the fitted model with its tokenizer as a SavedModel on strings."""
+        """Writes the fitted model with its tokenizer as a SavedModel on strings.
+
+        On JAX and torch a TensorFlow process writes it, from the best.keras
+        of the folder `fit` wrote (the text model's tokenizer is TensorFlow's).
+        """
         if self.model is None:
             raise ValueError("Nothing to export yet: call `fit` first.")
+        if keras.backend.backend() != "tensorflow":
+            return self._export_in_tensorflow(path)
         from albert_keras.atomic_files import save_atomically
 
         best = (self.result or {}).get("best")
@@ -175,6 +182,27 @@ class Task:
 
         # A new folder replaces the old one whole, or not at all.
         save_atomically(path, write)
+
+    def _export_in_tensorflow(self, path):
+        """`export` on JAX or torch: a TensorFlow process (whose ops the text
+        model's tokenizer is) exports the folder `fit` wrote to `path`."""
+        import os
+
+        from albert_keras.quiet_start import run_in_tensorflow_process
+
+        folder = getattr(self, "output_dir", None)
+        if folder is None or not os.path.exists(os.path.join(folder, "settings.json")):
+            raise ValueError(
+                f"On the {keras.backend.backend()} backend `export` runs in a "
+                "TensorFlow process from the folder `fit` wrote, and this task "
+                "has none (its model was set, not fitted). Save the model "
+                "(model.save) and export it with KERAS_BACKEND=tensorflow."
+            )
+        code = (
+            "import sys; from albert_keras.tasks.run_folder_export import "
+            "export_run_folder; export_run_folder(*sys.argv[1:])"
+        )
+        run_in_tensorflow_process(code, [str(folder), os.path.abspath(path)])
 
     def write_serving_extras(self, folder):
         """Files for the SavedModel's users that are not the graph's (in

@@ -292,3 +292,35 @@ def test_text_model_on_other_backends_says_tensorflow(backend):
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count("KERAS_BACKEND=tensorflow") == 2, result.stdout
     assert f"backend is {backend}" in result.stdout
+
+
+TASK_EXPORT = """
+import sys, keras
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.sample_text import SPM_MODEL_PATH
+from albert_keras.tasks import ClassificationTask
+rows = [{"text": t, "label": i % 2} for i, t in enumerate(["Fine.", "Dull.", "Witty."])]
+task = ClassificationTask(num_classes=2, text_fields=("text",), sequence_length=16)
+config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+task.fit(AlbertBackbone(config), rows, rows, sys.argv[1], vocab=SPM_MODEL_PATH,
+         epochs=1, batch_size=4, export=False)
+task.export(sys.argv[2])
+"""
+
+
+def test_task_export_on_jax(tmp_path):
+    """README's `task.fit(...); task.export("savedmodel")` on JAX: the text
+    model is TensorFlow's, so `export` runs in a TensorFlow process from the
+    folder `fit` wrote (it failed with a dtype error, then a backend one)."""
+    _require("jax")
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    run, saved = tmp_path / "run", tmp_path / "savedmodel"
+    result = subprocess.run(
+        [sys.executable, "-c", TASK_EXPORT, str(run), str(saved)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (saved / "saved_model.pb").exists()
+    assert not (run / "savedmodel").exists()  # export=False: only the one asked
