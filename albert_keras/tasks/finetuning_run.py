@@ -237,8 +237,8 @@ def _build_model(task, init, splits, options, name):
         name = name if isinstance(name, str) else type(name).__name__
         reused = other_labels(task, init) or reuse_task_head(model, source)
         print(f"--init {name}: {reused}", flush=True)
-    elif head_left_out(source):
-        print(f"--init {name}: {head_left_out(source)}", flush=True)
+    elif told := head_left_out(source):
+        print(f"--init {name}: {told}", flush=True)
     if options.lora_rank:  # after the init weights, which it must not touch
         backbone.enable_lora(options.lora_rank)
         print(lora_summary(model, options.lora_rank), flush=True)

@@ -180,10 +180,10 @@ class SquadTask(Task):
         """
         from albert_keras.tasks.span_predictions import answers_by_id
 
-        answers, odds = {}, {}
-        if answerable(data.examples):
+        answers, odds, read = {}, {}, answerable(data.examples)
+        if read:
             answers, odds = answers_by_id(
-                answerable(data.examples),
+                read,
                 data.features,
                 data.contexts,
                 model.predict(dataset, verbose=0),
