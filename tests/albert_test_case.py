@@ -183,9 +183,15 @@ def run_model_test(model, x, y=None, loss=None, atol=0.0):
 def python_json(script: str, *args) -> dict:
     """The JSON a fresh Python (TensorFlow backend) prints last for `script`:
     for what one process must measure alone, e.g. its peak memory."""
+    return subprocess_json(["-c", textwrap.dedent(script), *args])
+
+
+def subprocess_json(argv) -> dict:
+    """The JSON a fresh Python (TensorFlow backend) run with `argv` (its
+    arguments: a script path or `-c CODE`, then the script's) prints last."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
     out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), *args],
+        [sys.executable, *argv],
         check=True,
         capture_output=True,
         text=True,

@@ -1,11 +1,9 @@
 """MirroredStrategy on 2 logical CPUs: same losses and weights as one device."""
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
+from albert_test_case import subprocess_json
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "mirrored_equivalence.py")
 
@@ -16,15 +14,7 @@ def run(*optimizers):
     One test runs both: a module fixture shared by two tests would run the
     subprocess once per xdist worker that gets one of them.
     """
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    out = subprocess.run(
-        [sys.executable, SCRIPT, *optimizers],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return subprocess_json([SCRIPT, *optimizers])
 
 
 @pytest.mark.slow
