@@ -2,9 +2,9 @@
 
 The official graph adds -10000 to the scores of padded keys; the fused path
 masks them with a boolean mask. Wherever a row has a real key (always, with
-`[CLS]`) the two agree: exp(-10000) is 0 in float32. Each backend runs
-`fused_attention_check.py` in its own process, with the same weights on both
-paths.
+`[CLS]`) the two agree: exp(-10000) is 0 in float32. JAX and torch run
+`fused_attention_check.py` in their own process, TensorFlow (the tests'
+backend) here, with the same weights on both paths.
 """
 
 import importlib.util
@@ -23,16 +23,33 @@ from albert_keras.layers.albert_attention import AlbertAttention
 SCRIPT = os.path.join(os.path.dirname(__file__), "fused_attention_check.py")
 
 
+def _differences_here(monkeypatch):
+    """`fused_attention_check.differences()` in this (TensorFlow) process;
+    the attention path it forces is restored afterwards."""
+    import keras
+
+    assert keras.backend.backend() == "tensorflow"
+    path = albert_attention.FORCE_ATTENTION_PATH
+    monkeypatch.setattr(albert_attention, "FORCE_ATTENTION_PATH", path)
+    spec = importlib.util.spec_from_file_location("fused_attention_check", SCRIPT)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    return check.differences()
+
+
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
-def test_fused_and_explicit_attention_agree(backend):
+def test_fused_and_explicit_attention_agree(backend, monkeypatch):
     if backend == "torch" and importlib.util.find_spec("torch") is None:
         pytest.skip("PyTorch is not installed (pip install torch)")
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, SCRIPT], env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    diffs = json.loads(result.stdout)
+    if backend == "tensorflow":  # the tests' backend: no fresh Python needed
+        diffs = _differences_here(monkeypatch)
+    else:
+        env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+        result = subprocess.run(
+            [sys.executable, SCRIPT], env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        diffs = json.loads(result.stdout)
     assert diffs["backend"] == backend
     for case in ("no_padding", "padding", "padding_query_positions"):
         assert diffs[case + "_scale"] > 0.5  # outputs of size 1, not zeros
