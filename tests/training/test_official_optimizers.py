@@ -46,12 +46,19 @@ def start_values(rng):
     return values, grads
 
 
-def official_values(values, grads, tmp_path, optimizer="lamb"):
-    """The official optimizer's variables after the steps (TF1 graph mode)."""
-    np.savez(tmp_path / "values.npz", **values)
-    np.savez(
-        tmp_path / "grads.npz",
-        **{f"{s}/{k}": g for s, d in enumerate(grads) for k, g in d.items()},
+def official_values(runs, tmp_path):
+    """Each run's official optimizer's variables after the steps (TF1 graph
+    mode), from one subprocess: `runs` maps a name to (optimizer, values,
+    grads); one TensorFlow start-up for all."""
+    for name, (_, values, grads) in runs.items():
+        np.savez(tmp_path / f"{name}-values.npz", **values)
+        np.savez(
+            tmp_path / f"{name}-grads.npz",
+            **{f"{s}/{k}": g for s, d in enumerate(grads) for k, g in d.items()},
+        )
+    # {name: the official class}, as Python source for the script.
+    optimizers = ", ".join(
+        f"{name!r}: {OFFICIAL[run[0]]}" for name, run in runs.items()
     )
     script = textwrap.dedent(
         f"""
@@ -61,30 +68,38 @@ def official_values(values, grads, tmp_path, optimizer="lamb"):
         import numpy as np
         from albert import lamb_optimizer, optimization
         tf = tf1_compat.tf1
-        values, grads = np.load("values.npz"), np.load("grads.npz")
-        variables = {{
-            ours: tf.get_variable(name, initializer=values[ours].astype("float32"))
-            for name, ours in {VARIABLES!r}.items()
-        }}
-        holders = {{
-            k: tf.placeholder(tf.float32, v.shape) for k, v in variables.items()
-        }}
-        optimizer = {OFFICIAL[optimizer]}(
-            learning_rate={RATE},
-            weight_decay_rate={DECAY},
-            beta_1=0.9,
-            beta_2=0.999,
-            epsilon=1e-6,
-            exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"],
-        )
-        pairs = [(holders[k], variables[k]) for k in variables]
-        train = optimizer.apply_gradients(pairs)
-        with tf.Session() as session:
-            session.run(tf.global_variables_initializer())
-            for s in range({STEPS}):
-                feed = {{holders[k]: grads[f"{{s}}/{{k}}"] for k in variables}}
-                session.run(train, feed)
-            np.savez("official.npz", **session.run(variables))
+        for run, official in {{{optimizers}}}.items():
+            with tf.Graph().as_default():
+                values = np.load(run + "-values.npz")
+                grads = np.load(run + "-grads.npz")
+                variables = {{
+                    ours: tf.get_variable(
+                        name, initializer=values[ours].astype("float32")
+                    )
+                    for name, ours in {VARIABLES!r}.items()
+                }}
+                holders = {{
+                    k: tf.placeholder(tf.float32, v.shape)
+                    for k, v in variables.items()
+                }}
+                optimizer = official(
+                    learning_rate={RATE},
+                    weight_decay_rate={DECAY},
+                    beta_1=0.9,
+                    beta_2=0.999,
+                    epsilon=1e-6,
+                    exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"],
+                )
+                pairs = [(holders[k], variables[k]) for k in variables]
+                train = optimizer.apply_gradients(pairs)
+                with tf.Session() as session:
+                    session.run(tf.global_variables_initializer())
+                    for s in range({STEPS}):
+                        feed = {{
+                            holders[k]: grads[f"{{s}}/{{k}}"] for k in variables
+                        }}
+                        session.run(train, feed)
+                    np.savez(run + "-official.npz", **session.run(variables))
         """
     )
     subprocess.run(
@@ -93,7 +108,19 @@ def official_values(values, grads, tmp_path, optimizer="lamb"):
         cwd=str(tmp_path),
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )
-    return dict(np.load(tmp_path / "official.npz"))
+    return {name: dict(np.load(tmp_path / f"{name}-official.npz")) for name in runs}
+
+
+@pytest.fixture(scope="module")
+def official_runs(tmp_path_factory):
+    """The official LAMB (seed 0) and AdamWeightDecay (seed 1) runs: their
+    start values, gradients and results, from one TF1 subprocess."""
+    runs = {
+        "lamb": ("lamb", *start_values(np.random.default_rng(0))),
+        "adamw": ("adamw", *start_values(np.random.default_rng(1))),
+    }
+    results = official_values(runs, tmp_path_factory.mktemp("official"))
+    return {name: (run[1], run[2], results[name]) for name, run in runs.items()}
 
 
 def keras_values(values, grads, cls=FastLamb, **kwargs):
@@ -109,9 +136,8 @@ def keras_values(values, grads, cls=FastLamb, **kwargs):
     return {k: keras.ops.convert_to_numpy(v) for k, v in variables.items()}
 
 
-def test_official_update_equals_the_official_lamb(tmp_path):
-    values, grads = start_values(np.random.default_rng(0))
-    official = official_values(values, grads, tmp_path)
+def test_official_update_equals_the_official_lamb(official_runs):
+    values, grads, official = official_runs["lamb"]
     ours = keras_values(values, grads, official_update=True)
     for name in VARIABLES.values():
         moved = np.max(np.abs(official[name] - values[name]))
@@ -122,9 +148,8 @@ def test_official_update_equals_the_official_lamb(tmp_path):
     assert max(np.max(np.abs(keras_lamb[k] - official[k])) for k in official) > 1e-3
 
 
-def test_official_adamw_equals_the_official_adam_weight_decay(tmp_path):
-    values, grads = start_values(np.random.default_rng(1))
-    official = official_values(values, grads, tmp_path, "adamw")
+def test_official_adamw_equals_the_official_adam_weight_decay(official_runs):
+    values, grads, official = official_runs["adamw"]
     ours = keras_values(values, grads, OfficialAdamW)
     for name in VARIABLES.values():
         moved = np.max(np.abs(official[name] - values[name]))
