@@ -68,6 +68,26 @@ def _steps(out):
     return [int(name.rsplit("-", 1)[1]) for name in checkpoint_files(out)]
 
 
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """An unbroken 10-step run: the killed and the failed-checkpoint runs
+    resume to its weights (one run for both tests)."""
+    out = tmp_path_factory.mktemp("whole")
+    run = _pretrain(out)
+    return dict(
+        run, model=run["model"].get_weights(), steps=_steps(out / "checkpoints")
+    )
+
+
+@pytest.fixture
+def no_text_export(monkeypatch):
+    """No savedmodel/ for CLI runs whose savedmodel/ nobody loads (the slowest
+    of a tiny run's outputs; tests/pretraining/test_pretrain_cli.py checks it)."""
+    from albert_keras.pretraining import pretrain_outputs
+
+    monkeypatch.setattr(pretrain_outputs, "export_text_model", lambda *a: None)
+
+
 def test_sizes_that_would_overshoot_or_skip_a_save_are_refused():
     check_step_accounting(30, 10, 6, 2)
     with pytest.raises(ValueError, match="save_every=7 is not a multiple of"):
@@ -80,10 +100,9 @@ def test_sizes_that_would_overshoot_or_skip_a_save_are_refused():
     assert (epoch_length(400), epoch_length(30), epoch_length(250, 2)) == (100, 30, 50)
 
 
-def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path):
-    whole = _pretrain(tmp_path / "whole")
+def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path, whole):
     assert whole["global_step"] == 10
-    assert _steps(tmp_path / "whole" / "checkpoints") == [3, 6, 9, 10]
+    assert whole["steps"] == [3, 6, 9, 10]
     out = tmp_path / "killed"
     with pytest.raises(Killed):
         _pretrain(out, extra_callbacks=[KillAt(7)])
@@ -91,7 +110,7 @@ def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path):
     assert resumed["global_step"] == 10
     assert _steps(out / "checkpoints") == [3, 6, 9, 10]
     ours = resumed["model"].get_weights()
-    theirs = whole["model"].get_weights()
+    theirs = whole["model"]
     assert _max_diff(ours, theirs) < 1e-6
     with open(out / "history.csv") as f:
         assert [line.split(",")[0] for line in f.read().splitlines()[1:]] == ["0", "1"]
@@ -148,8 +167,9 @@ def checkpoint_fails(step):
     return save
 
 
-def test_a_failed_checkpoint_write_resumes_from_the_one_before(tmp_path, monkeypatch):
-    whole = _pretrain(tmp_path / "whole")
+def test_a_failed_checkpoint_write_resumes_from_the_one_before(
+    tmp_path, monkeypatch, whole
+):
     out = tmp_path / "failed"
     monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_fails(6))
     with pytest.raises(OSError, match="No space left"):
@@ -158,7 +178,7 @@ def test_a_failed_checkpoint_write_resumes_from_the_one_before(tmp_path, monkeyp
     resumed = _pretrain(out)  # from step 3; step 6 saved again
     assert resumed["global_step"] == 10
     assert _steps(out / "checkpoints") == [3, 6, 9, 10]
-    ours, theirs = resumed["model"].get_weights(), whole["model"].get_weights()
+    ours, theirs = resumed["model"].get_weights(), whole["model"]
     assert _max_diff(ours, theirs) < 1e-6
 
 
@@ -175,7 +195,9 @@ def _cli_run(tmp_path, name, *extra):
     return code, out
 
 
-def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(tmp_path, capsys):
+def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(
+    tmp_path, capsys, no_text_export
+):
     from albert_keras.training import run_lock
 
     def weights(out):
