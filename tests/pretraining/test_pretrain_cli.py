@@ -13,11 +13,24 @@ from albert_keras import (
     AlbertPretrainer,  # noqa: F401 (registers the class)
 )
 from albert_keras.cli import main
+from albert_keras.pretraining import pretrain_outputs
 from albert_keras.tokenizers import (
     AlbertPacker,
     AlbertTokenizer,
     build_wordpiece_vocabulary,
 )
+
+
+def _skip_text_export(monkeypatch):
+    """No savedmodel/ for a run whose savedmodel/ nobody loads: the export is
+    the slowest of a tiny run's outputs. The first run of
+    test_default_job_runs_reports_and_resumes exports and checks one."""
+    monkeypatch.setattr(pretrain_outputs, "export_text_model", lambda *a: None)
+
+
+@pytest.fixture
+def no_text_export(monkeypatch):
+    _skip_text_export(monkeypatch)
 
 
 @pytest.mark.slow
@@ -34,9 +47,11 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     ]
     import warnings
 
+    # Without XLA, to save the compilation: XLA is no training setting, and
+    # the runs below with it (the default) are the same run.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert main(args + ["--steps", "6"]) == 0
+        assert main(args + ["--steps", "6", "--no-jit"]) == 0
     # No Keras noise about the data: the held-out set's batches are counted
     # (TFRecords have no known length) and the pipeline does the shuffling.
     noise = [str(w.message) for w in caught if "ran out of data" in str(w.message)]
@@ -71,7 +86,11 @@ def test_default_job_runs_reports_and_resumes(tmp_path, capsys):
     # no training setting: off, to save the compilation).
     assert main(args + ["--steps", "9"]) == 2
     assert "steps: 6 then, 9 now" in capsys.readouterr().err
-    assert main(args + ["--steps", "9", "--force-resume", "--no-jit"]) == 0
+    # Its savedmodel/ is not loaded: the one of step 6 stays, and the run
+    # started again below must leave it untouched all the same.
+    with pytest.MonkeyPatch.context() as patch:
+        _skip_text_export(patch)
+        assert main(args + ["--steps", "9", "--force-resume", "--no-jit"]) == 0
     assert "Resuming from step 6" in capsys.readouterr().out
     assert json.load(open(os.path.join(out, "metrics.json")))["global_step"] == 9
     # Started again, the finished run changes nothing (its training time kept).
@@ -153,7 +172,9 @@ def _brown_documents(count, paragraphs):
     return [doc[:paragraphs] for doc in documents[:count]]
 
 
-def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(tmp_path, capsys):
+def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(
+    tmp_path, capsys, no_text_export
+):
     """`--input` English text with `--vocab-size` and `--held-out-every`: the
     vocabulary is learned from the training documents only, the held-out
     documents are scored, and a resumed run keeps the vocabulary."""
@@ -264,7 +285,7 @@ def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
     assert "vocab_size=30000" in error and "8000 tokens" in error
 
 
-def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path):
+def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path, no_text_export):
     """Chinese text with a WordPiece vocab.txt: the model gets its size, so the
     pretrainer.keras fine-tunes with the vocab.txt written beside it."""
     from albert_test_case import corpus_path
@@ -278,6 +299,7 @@ def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path):
     out = str(tmp_path / "run")
     args = ["pretrain", "--input", str(corpus), "--vocab", vocab, "--output-dir", out]
     args += ["--preset", "albert_tiny", "--steps", "2", "--max-seq-length", "32"]
+    args += ["--no-jit"]  # the vocabulary is what matters here, not XLA
     assert main(args + ["--max-predictions-per-seq", "4", "--batch-size", "4"]) == 0
     model = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
     assert model.backbone.config.vocab_size == size < 30000
