@@ -1,0 +1,205 @@
+"""Run in a subprocess with KERAS_BACKEND=jax or torch: several checks in one
+fresh Python (each fresh Python pays seconds of imports).
+
+Usage: python backend_checks.py WORK_DIR CHECK [CHECK ...]
+
+Each CHECK is a function below; its JSON result, or the traceback that
+stopped it, goes to WORK_DIR/report.json under its name, so the tests that
+read the report fail one by one. Larger results go to WORK_DIR as .npz.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+
+import keras
+import numpy as np
+
+from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def forward(work, sharing):
+    """A forward pass from the weights and inputs the test saved."""
+    with open(os.path.join(work, f"config_{sharing}.json")) as f:
+        config = AlbertConfig.from_dict(json.load(f))
+    model = AlbertPretrainer(AlbertBackbone(config))
+    weights = np.load(os.path.join(work, f"w_{sharing}.npz"))
+    model.set_weights([weights[f"w{i}"] for i in range(len(weights.files))])
+    x = dict(np.load(os.path.join(work, "x.npz")))
+    out = model(x, training=False)
+    seq = model.backbone(x, training=False)
+    np.savez(
+        os.path.join(work, f"out_{sharing}.npz"),
+        sequence_output=keras.ops.convert_to_numpy(seq["sequence_output"]),
+        pooled_output=keras.ops.convert_to_numpy(seq["pooled_output"]),
+        mlm_logits=keras.ops.convert_to_numpy(out["mlm_logits"]),
+        sop_logits=keras.ops.convert_to_numpy(out["sop_logits"]),
+    )
+    return {}
+
+
+def forward_all(work):
+    return forward(work, "all")
+
+
+def forward_ffn(work):
+    return forward(work, "ffn")
+
+
+def _tiny_backbone():
+    return AlbertBackbone(AlbertConfig.from_preset("albert_tiny", vocab_size=60))
+
+
+def fit(work):
+    """The classifier learns, and SQuAD 2.0 and the pretrainer fit."""
+    from albert_keras import AlbertClassifier, AlbertSquadV2
+
+    jit = keras.backend.backend() != "torch"  # torch.compile is another matter
+    rng = np.random.default_rng(0)
+    x = {
+        "token_ids": rng.integers(5, 60, (32, 12)).astype("int32"),
+        "segment_ids": np.zeros((32, 12), "int32"),
+        "padding_mask": np.ones((32, 12), "int32"),
+    }
+    y = (x["token_ids"][:, 0] > 30).astype("int32")
+    model = AlbertClassifier(_tiny_backbone(), num_classes=2)
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        jit_compile=jit,
+        loss={"logits": keras.losses.SparseCategoricalCrossentropy(True)},
+    )
+    history = model.fit(x, {"logits": y}, batch_size=8, epochs=8, verbose=0)
+    model.evaluate(x, {"logits": y}, verbose=0)
+    squad = AlbertSquadV2(_tiny_backbone(), start_n_top=2, end_n_top=2)
+    loss, weights = AlbertSquadV2.official_losses()
+    squad.compile(optimizer="adam", loss=loss, loss_weights=weights, jit_compile=jit)
+    x = dict(x, p_mask=np.zeros((32, 12), "int32"))
+    x["start_positions"] = np.full(32, 3, "int32")
+    t = {
+        "start_log_probs": x["start_positions"],
+        "end_log_probs": x["start_positions"],
+        "cls_logits": np.zeros(32, "float32"),
+    }
+    squad.fit(x, t, batch_size=8, epochs=1, verbose=0)
+    shape = squad.predict(x, verbose=0)["end_top_index"].shape
+    pretrainer = AlbertPretrainer(_tiny_backbone())
+    pretrainer.compile(optimizer="adam", jit_compile=jit)
+    x = {k: x[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+    x["mask_positions"] = np.tile(np.array([[1, 2]], "int32"), (32, 1))
+    t = {
+        "mask_ids": x["token_ids"][:, 1:3],
+        "mask_weights": np.ones((32, 2), "float32"),
+        "sop_labels": np.zeros(32, "int32"),
+    }
+    pretrainer.fit(x, t, batch_size=8, epochs=1, verbose=0)
+    return {"losses": history.history["loss"], "end_top_index_shape": list(shape)}
+
+
+def squad_predict(work):
+    """SQuAD 2.0 predicts with and without `start_positions` alike."""
+    from albert_keras import AlbertSquadV2
+
+    model = AlbertSquadV2(_tiny_backbone(), start_n_top=2, end_n_top=2)
+    keys = ("token_ids", "segment_ids", "padding_mask")
+    x = {k: np.ones((3, 8), "int32") for k in keys}
+    x["p_mask"] = np.zeros((3, 8), "int32")
+    out = model.predict(x, batch_size=2, verbose=0)  # no start_positions: 0
+    same = model.predict(dict(x, start_positions=np.zeros(3, "int32")), verbose=0)
+    close = np.allclose(out["end_top_log_probs"], same["end_top_log_probs"], atol=1e-6)
+    return {
+        "close": bool(close),
+        "end_top_index_shape": list(out["end_top_index"].shape),
+    }
+
+
+def text_model(work):
+    """The messages of `with_tokenizer` for a classifier and a span model."""
+    from albert_keras import AlbertClassifier, AlbertSpanQA
+    from albert_keras.models import with_tokenizer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    messages = []
+    for model in (
+        AlbertClassifier(AlbertBackbone(config), 2),
+        AlbertSpanQA(AlbertBackbone(config)),
+    ):
+        try:
+            with_tokenizer(model, SPM_MODEL_PATH, 16)
+        except ValueError as e:
+            messages.append(str(e))
+    return {"messages": messages}
+
+
+def task_export(work):
+    """README's `task.fit(...); task.export("savedmodel")`, export=False."""
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks import ClassificationTask
+
+    texts = ["Fine.", "Dull.", "Witty."]
+    rows = [{"text": t, "label": i % 2} for i, t in enumerate(texts)]
+    task = ClassificationTask(num_classes=2, text_fields=("text",), sequence_length=16)
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    run = os.path.join(work, "task_run")
+    task.fit(AlbertBackbone(config), rows, rows, run, vocab=SPM_MODEL_PATH,
+             epochs=1, batch_size=4, export=False)  # fmt: skip
+    task.export(os.path.join(work, "task_savedmodel"))
+    return {}
+
+
+def _cli(argv):
+    """`albert-keras ARGV` here: its exit status and what it printed."""
+    from albert_keras.cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(argv)
+    return code, printed.getvalue()
+
+
+def finetune(work):
+    """`albert-keras finetune` on a few examples; on JAX `export` (LiteRT)
+    runs too, and `export_litert` here names the TensorFlow backend."""
+    data = os.path.join(os.path.dirname(HERE), "data", "tasks", "rt_sentiment")
+    out = os.path.join(work, "run")
+    argv = ["finetune", "--task", "classify", "--init", "albert_tiny"]
+    argv += ["--epochs", "1", "--train", os.path.join(data, "train.jsonl")]
+    argv += ["--dev", os.path.join(data, "dev.jsonl"), "--output-dir", out]
+    argv += ["--max-train-examples", "32", "--max-dev-examples", "16"]
+    argv += ["--max-seq-length", "32", "--batch-size", "16"]
+    code, printed = _cli(argv)
+    result = {"code": code, "stdout": printed}
+    if keras.backend.backend() != "jax" or code != 0:
+        return result
+    # `export` converts in a TensorFlow process; the Python function says so.
+    result["export_code"], _ = _cli(["export", "--model", out, "--no-check"])
+    from albert_keras.models.litert_export import export_litert
+
+    model = keras.saving.load_model(os.path.join(out, "best.keras"))
+    try:
+        export_litert(model, os.path.join(work, "x.tflite"))
+        result["litert_message"] = ""
+    except ValueError as e:
+        result["litert_message"] = str(e)
+    return result
+
+
+def main(work, names):
+    report = {"backend": keras.backend.backend()}
+    for name in names:
+        try:
+            report[name] = globals()[name](work)
+        except BaseException:  # noqa: BLE001 (reported to the test that reads it)
+            report[name] = {"error": traceback.format_exc()}
+        keras.backend.clear_session()
+    with open(os.path.join(work, "report.json"), "w") as f:
+        json.dump(report, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
