@@ -13,7 +13,11 @@ import pytest
 import tensorflow as tf
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "multi_worker_job.py")
-STEPS = 24
+STEPS = 12
+# Seconds per step of the first job: it is killed once step 6 is saved, so
+# the 6 steps after (9 s at least) leave the test time to see that step and
+# kill it before it ends. Sleeping costs no CPU; steps do.
+SLEEP = 1.5
 
 
 def free_ports(n):
@@ -48,7 +52,7 @@ def latest_step(directory):
 def test_two_workers_train_and_resume_after_a_kill(tmp_path):
     output_dir = str(tmp_path / "run")
     checkpoints = os.path.join(output_dir, "checkpoints")
-    procs = start(output_dir, free_ports(2), 0.5, tmp_path, "first")
+    procs = start(output_dir, free_ports(2), SLEEP, tmp_path, "first")
     deadline = time.time() + 240
     while latest_step(checkpoints) < 6:
         assert time.time() < deadline, "no checkpoint appeared"
