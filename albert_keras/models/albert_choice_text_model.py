@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.models.albert_text_model import AlbertTextModel
+from albert_keras.models.traced_endpoint import add_traced_endpoint
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -130,12 +131,13 @@ class AlbertChoiceTextModel(AlbertTextModel):
 
     def _add_endpoints(self, archive):
         """`serve(context [batch], options [batch, num_choices])` -> logits."""
-        archive.add_endpoint(
+        add_traced_endpoint(
+            archive,
             "serve",
             lambda context, options: self._in_rows(
                 lambda x, y: self((x, y), training=False), context, options
             ),
-            input_signature=[
+            [
                 tf.TensorSpec([None], tf.string),
                 # Any count binds, then fails with both counts named (`pack`).
                 tf.TensorSpec([None, None], tf.string),

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from albert_keras.models.albert_text_model import AlbertTextModel
 from albert_keras.models.text_model_checks import check_fit
+from albert_keras.models.traced_endpoint import add_traced_endpoint
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
 
 # The official SQuAD readers' whitespace (`is_whitespace`): words split here.
@@ -331,12 +332,13 @@ class AlbertSpanTextModel(AlbertTextModel):
     def _add_endpoints(self, archive):
         """`serve(question [batch], context [batch])` -> answers."""
         spec = tf.TensorSpec([None], tf.string)
-        archive.add_endpoint(
+        add_traced_endpoint(
+            archive,
             "serve",
             lambda question, context: self._in_rows(
                 lambda x, y: self((x, y), training=False), question, context
             ),
-            input_signature=[spec, spec],
+            [spec, spec],
         )
 
     def get_config(self):

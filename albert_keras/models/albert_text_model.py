@@ -13,6 +13,7 @@ from albert_keras.models.text_model_checks import (
     check_fit,
     check_strings,
 )
+from albert_keras.models.traced_endpoint import add_traced_endpoint
 from albert_keras.tokenizers.albert_packer import AlbertPacker
 
 
@@ -219,7 +220,7 @@ class AlbertTextModel(keras.Model):
             ),
         ]
         for name, function, signature in endpoints[:: -1 if self.pairs else 1]:
-            archive.add_endpoint(name, function, input_signature=signature)
+            add_traced_endpoint(archive, name, function, signature)
 
     _serving_rows = None
 

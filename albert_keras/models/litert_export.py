@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from albert_keras.atomic_files import save_atomically
 from albert_keras.models.quantized_layers import quantized_layer_modes
+from albert_keras.models.traced_endpoint import add_traced_endpoint
 
 # None: float32 weights and math. "dynamic_int8": the converter's
 # dynamic-range quantization: int8 weights (per channel for matmuls), float
@@ -78,10 +79,8 @@ def convert_to_litert(model, quantization: str | None = None) -> bytes:
     with tempfile.TemporaryDirectory() as folder:
         archive = keras.export.ExportArchive()
         archive.track(model)
-        archive.add_endpoint(
-            "serve",
-            lambda inputs: model(inputs, training=False),
-            input_signature=[spec],
+        add_traced_endpoint(
+            archive, "serve", lambda inputs: model(inputs, training=False), [spec]
         )
         archive.write_out(folder, verbose=False)
         converter = tf.lite.TFLiteConverter.from_saved_model(folder)
