@@ -15,6 +15,7 @@ from albert_keras.pretraining.pretraining_run import (
     check_step_accounting,
     run_pretraining,
 )
+from albert_keras.training import LossCurvePlot
 from albert_keras.training.pretraining_checkpoint import checkpoint_files
 
 # Dropout 0 (the default): a resumed run's weights match an unbroken run's.
@@ -68,12 +69,25 @@ def _steps(out):
     return [int(name.rsplit("-", 1)[1]) for name in checkpoint_files(out)]
 
 
+def _skip_curves(monkeypatch):
+    """No curves.png (about a second a drawing) where nobody looks at it; the
+    failed-final-write tests keep it, every write of theirs checked."""
+    monkeypatch.setattr(LossCurvePlot, "draw", lambda self: None)
+
+
+@pytest.fixture
+def no_curves(monkeypatch):
+    _skip_curves(monkeypatch)
+
+
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory):
     """An unbroken 10-step run: the killed and the failed-checkpoint runs
     resume to its weights (one run for both tests)."""
     out = tmp_path_factory.mktemp("whole")
-    run = _pretrain(out)
+    with pytest.MonkeyPatch.context() as patch:
+        _skip_curves(patch)
+        run = _pretrain(out)
     return dict(
         run, model=run["model"].get_weights(), steps=_steps(out / "checkpoints")
     )
@@ -100,7 +114,9 @@ def test_sizes_that_would_overshoot_or_skip_a_save_are_refused():
     assert (epoch_length(400), epoch_length(30), epoch_length(250, 2)) == (100, 30, 50)
 
 
-def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path, whole):
+def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(
+    tmp_path, whole, no_curves
+):
     assert whole["global_step"] == 10
     assert whole["steps"] == [3, 6, 9, 10]
     out = tmp_path / "killed"
@@ -116,7 +132,7 @@ def test_a_killed_run_resumes_mid_epoch_and_ends_at_exactly_steps(tmp_path, whol
         assert [line.split(",")[0] for line in f.read().splitlines()[1:]] == ["0", "1"]
 
 
-def test_whole_executions_end_at_exactly_steps(tmp_path):
+def test_whole_executions_end_at_exactly_steps(tmp_path, no_curves):
     # 12 steps in epochs of 8, 4 steps per execution: Keras alone ran 16.
     run = _pretrain(
         tmp_path, 12, steps_per_epoch=8, save_every=4, steps_per_execution=4
@@ -168,7 +184,7 @@ def checkpoint_fails(step):
 
 
 def test_a_failed_checkpoint_write_resumes_from_the_one_before(
-    tmp_path, monkeypatch, whole
+    tmp_path, monkeypatch, whole, no_curves
 ):
     out = tmp_path / "failed"
     monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_fails(6))
@@ -196,7 +212,7 @@ def _cli_run(tmp_path, name, *extra):
 
 
 def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(
-    tmp_path, capsys, no_text_export
+    tmp_path, capsys, no_text_export, no_curves
 ):
     from albert_keras.training import run_lock
 
@@ -226,7 +242,7 @@ def test_the_seed_fixes_the_weights_and_a_busy_folder_is_refused(
 
 
 def test_a_run_whose_loss_became_nan_writes_no_model_and_is_not_finished(
-    tmp_path, capsys
+    tmp_path, capsys, no_curves
 ):
     # It wrote a pretrainer.keras and savedmodel/ of NaN weights, printed
     # "Wrote ...", exited 0 and marked the run finished, so the command run
