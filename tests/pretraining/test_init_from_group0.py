@@ -190,10 +190,13 @@ def test_pretrain_cli_init_from_group0(tmp_path, monkeypatch):
     zero learning rate: the saved model is the checkpoint's group 0 everywhere."""
     from albert_keras.cli import main
     from albert_keras.pretraining import pretrain_outputs
+    from albert_keras.training import LossCurvePlot
 
-    # No savedmodel/: nobody loads it here (the slowest of a tiny run's
-    # outputs; tests/pretraining/test_pretrain_cli.py checks it).
+    # No savedmodel/ and no curves.png: nobody looks at them here (the
+    # slowest of a tiny run's outputs; tests/pretraining/test_pretrain_cli.py
+    # checks them).
     monkeypatch.setattr(pretrain_outputs, "export_text_model", lambda *a: None)
+    monkeypatch.setattr(LossCurvePlot, "draw", lambda self: None)
     from albert_keras.sample_text import read_paragraphs
     from checkpoints_convert import save_official_checkpoint
 

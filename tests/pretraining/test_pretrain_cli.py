@@ -29,8 +29,13 @@ def _skip_text_export(monkeypatch):
 
 
 @pytest.fixture
-def no_text_export(monkeypatch):
+def no_export_or_curves(monkeypatch):
+    """No savedmodel/ and no curves.png (about a second a drawing): the
+    default job checks both."""
+    from albert_keras.training import LossCurvePlot
+
     _skip_text_export(monkeypatch)
+    monkeypatch.setattr(LossCurvePlot, "draw", lambda self: None)
 
 
 @pytest.mark.slow
@@ -177,7 +182,7 @@ def _brown_documents(count, paragraphs):
 
 
 def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(
-    tmp_path, capsys, no_text_export
+    tmp_path, capsys, no_export_or_curves
 ):
     """`--input` English text with `--vocab-size` and `--held-out-every`: the
     vocabulary is learned from the training documents only, the held-out
@@ -289,7 +294,9 @@ def test_a_config_of_another_vocabulary_size_is_refused(tmp_path, capsys):
     assert "vocab_size=30000" in error and "8000 tokens" in error
 
 
-def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(tmp_path, no_text_export):
+def test_a_preset_takes_the_size_of_a_wordpiece_vocabulary(
+    tmp_path, no_export_or_curves
+):
     """Chinese text with a WordPiece vocab.txt: the model gets its size, so the
     pretrainer.keras fine-tunes with the vocab.txt written beside it."""
     from albert_test_case import corpus_path
