@@ -13,6 +13,11 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The compile is most of this run: XLA without LLVM's optimizations (both
+# runs of each pair are compiled alike).
+os.environ["XLA_FLAGS"] = " ".join(
+    [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
+).strip()
 
 import tensorflow as tf  # noqa: E402
 
