@@ -26,6 +26,9 @@ parser.add_argument("--vocab", help="default: beside --init, or the embedded one
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--train-examples", type=int, help="a seeded draw (default all)")
 parser.add_argument("--output", default="runs/example_choice")
+parser.add_argument(
+    "--no-jit", action="store_true", help="without XLA (quicker for tiny runs)"
+)
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "social_iqa")
@@ -43,6 +46,7 @@ result = task.fit(
     output_dir=args.output,
     vocab=args.vocab,
     epochs=args.epochs,
+    jit_compile=not args.no_jit,
     max_train_examples=args.train_examples,
     batch_size=16,
     learning_rate=5e-5,

@@ -29,6 +29,9 @@ parser.add_argument("--vocab", help="default: beside --init, or the embedded one
 parser.add_argument("--train-examples", type=int, default=2000)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--output", default="runs/rt_sentiment")
+parser.add_argument(
+    "--no-jit", action="store_true", help="without XLA (quicker for tiny runs)"
+)
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "rt_sentiment")
@@ -51,7 +54,7 @@ steps = args.epochs * -(-len(train.examples) // 32)
 model.compile(
     optimizer=create_optimizer("adamw", 1e-4, steps, steps // 10),
     loss=task.losses()[0],
-    jit_compile=True,
+    jit_compile=not args.no_jit,
 )
 # shuffle=False: the pipeline shuffles (Keras warns that its own shuffle does not
 # apply to a tf.data.Dataset otherwise).

@@ -28,6 +28,9 @@ parser.add_argument("--vocab", help="a WordPiece vocab.txt (default: learn one)"
 parser.add_argument("--train-examples", type=int, default=3000)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--output", default="runs/zh_sentiment")
+parser.add_argument(
+    "--no-jit", action="store_true", help="without XLA (quicker for tiny runs)"
+)
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "zh_sentiment")
@@ -51,6 +54,7 @@ result = task.fit(
     output_dir=args.output,
     vocab=vocab,
     epochs=args.epochs,
+    jit_compile=not args.no_jit,
     learning_rate=1e-4,
     max_train_examples=args.train_examples,  # a seeded draw: the file is sorted
 )

@@ -27,6 +27,9 @@ parser.add_argument("--vocab", help="default: beside --init, or the embedded one
 parser.add_argument("--train-examples", type=int, default=2000)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--output", default="runs/regress_rt_sentiment")
+parser.add_argument(
+    "--no-jit", action="store_true", help="without XLA (quicker for tiny runs)"
+)
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "rt_sentiment")
@@ -43,6 +46,7 @@ result = task.fit(
     output_dir=args.output,
     vocab=args.vocab,
     epochs=args.epochs,
+    jit_compile=not args.no_jit,
     learning_rate=1e-4,
     max_train_examples=args.train_examples,
 )

@@ -28,8 +28,12 @@ parser.add_argument(
 parser.add_argument("--vocab", help="default: beside --init, or the embedded one")
 parser.add_argument("--head", default="v2", choices=["v2", "simple"])
 parser.add_argument("--train-questions", type=int, default=2000)
+parser.add_argument("--dev-questions", type=int, help="a seeded draw (default all)")
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--output", default="runs/example_squad")
+parser.add_argument(
+    "--no-jit", action="store_true", help="without XLA (quicker for tiny runs)"
+)
 args = parser.parse_args()
 
 folder = os.path.join(args.data, "tasks", "disfl_qa")
@@ -46,8 +50,10 @@ result = task.fit(
     output_dir=args.output,
     vocab=args.vocab,
     epochs=args.epochs,
+    jit_compile=not args.no_jit,
     learning_rate=1e-4,
     max_train_examples=args.train_questions,  # questions, before the windows
+    max_dev_examples=args.dev_questions,
 )
 best, always_null = result["best"], result["baselines"]["always_no_answer"]
 print(
