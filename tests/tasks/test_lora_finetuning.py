@@ -1,5 +1,7 @@
 """LoRA fine-tuning: what trains, what is saved, and a resume after a kill."""
 
+import contextlib
+import io
 import os
 
 import keras
@@ -116,12 +118,14 @@ def reference(tmp_path_factory):
     """A LoRA run that never failed: its task, result, folder and printout."""
     out = str(tmp_path_factory.mktemp("lora"))
     task = _task()
-    result = run_finetuning(task, TRAIN, DEV, output_dir=out, **OPTIONS)
-    return task, result, out
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = run_finetuning(task, TRAIN, DEV, output_dir=out, **OPTIONS)
+    return task, result, out, printed.getvalue()
 
 
 def test_a_lora_run_learns_and_saves_a_plain_model(reference, capsys):
-    task, result, out = reference
+    task, result, out, _ = reference
     losses = result["epochs"]["loss"]
     assert losses[-1] < losses[0], losses
     assert result["best_epoch"] == OPTIONS["epochs"]
@@ -135,10 +139,8 @@ def test_a_lora_run_learns_and_saves_a_plain_model(reference, capsys):
     np.testing.assert_allclose(logits, task.dev_logits, atol=1e-5, rtol=0)
 
 
-def test_the_run_prints_what_it_trains(tmp_path, capsys):
-    options = dict(OPTIONS, epochs=1, max_train_examples=16, max_dev_examples=16)
-    run_finetuning(_task(), TRAIN, DEV, output_dir=str(tmp_path), **options)
-    printed = capsys.readouterr().out
+def test_the_run_prints_what_it_trains(reference):
+    printed = reference[3]  # the reference run's printout
     # albert_tiny: H=64, one group; the head: pooled 64 -> 2 classes.
     adapters = 2 * (64 + 64) * 2 * 1
     line = next(t for t in printed.splitlines() if t.startswith("LoRA rank 2:"))
@@ -153,7 +155,7 @@ def _fail_backup_of_epoch_3(source, target):
 
 
 def test_a_killed_lora_run_resumes_exactly(reference, tmp_path, monkeypatch, capsys):
-    _, expected, reference_out = reference
+    _, expected, reference_out, _ = reference
     out = str(tmp_path / "run")
     monkeypatch.setattr(atomic_files, "_replace", _fail_backup_of_epoch_3)
     with pytest.raises(OSError, match="No space left"):
@@ -180,7 +182,7 @@ def test_a_lora_runs_best_keras_loads_without_an_optimizer_warning(reference):
     merged model warned "Skipping variable loading for optimizer"."""
     import warnings
 
-    _, _, out = reference
+    _, _, out, _ = reference
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         keras.saving.load_model(os.path.join(out, "best.keras"))
@@ -221,7 +223,7 @@ def test_force_resume_with_another_lora_rank_is_refused(reference, tmp_path):
     set, task or --init"; from a full run's backups it started over."""
     import shutil
 
-    _, _, out = reference
+    _, _, out, _ = reference
     copy = str(tmp_path / "copy")
     shutil.copytree(out, copy)
     options = dict(OPTIONS, lora_rank=3, force_resume=True)
