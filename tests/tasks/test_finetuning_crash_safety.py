@@ -51,10 +51,10 @@ def _max_diff(a, b):
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """A run that never failed: its result and its best weights."""
+    """A run that never failed: its result, its best weights and its folder."""
     out = str(tmp_path_factory.mktemp("reference"))
     result = run_finetuning(_task(), TRAIN, DEV, output_dir=out, **OPTIONS)
-    return result, _weights(os.path.join(out, "best.keras"))
+    return result, _weights(os.path.join(out, "best.keras")), out
 
 
 class DiskFull:
@@ -84,7 +84,7 @@ FAULTS = [("best.keras", 2), ("epoch-0003", 1), ("history.csv", 1), ("metrics.js
 def test_failed_writes_then_restarts_end_as_an_unbroken_run(
     tmp_path, monkeypatch, reference, capsys
 ):
-    expected, best_weights = reference
+    expected, best_weights, _ = reference
     out = str(tmp_path / "run")
     for name, count in FAULTS:
         monkeypatch.setattr(atomic_files, "_replace", DiskFull(name, count))
@@ -166,10 +166,12 @@ def test_the_export_after_a_resume_is_the_best_epoch(tmp_path, monkeypatch, caps
     assert _max_diff(best.get_weights(), last) > 1e-4
 
 
-def test_changed_flags_are_refused_and_overwrite_starts_over(tmp_path):
+def test_changed_flags_are_refused_and_overwrite_starts_over(tmp_path, reference):
+    import shutil
+
     out = str(tmp_path / "run")
-    options = dict(OPTIONS, epochs=1)
-    run_finetuning(_task(), TRAIN, DEV, output_dir=out, **options)
+    options = OPTIONS
+    shutil.copytree(reference[2], out)  # a copy of a finished run
     stamp = os.stat(os.path.join(out, "best.keras")).st_mtime_ns
     with open(os.path.join(out, "run_state.json")) as f:
         assert json.load(f)["finished"]
@@ -266,7 +268,8 @@ def test_a_resumed_squad_run_cuts_its_windows_once(tmp_path, monkeypatch, capsys
 
     out = str(tmp_path / "squad")
     train, dev = task_file("disfl_qa", "train.json"), task_file("disfl_qa", "dev.json")
-    options = dict(OPTIONS, epochs=2)
+    # 16 questions (their contexts need several windows of 64), 16 dev ones.
+    options = dict(OPTIONS, epochs=2, max_train_examples=16, max_dev_examples=16)
 
     def run():
         task = task_from_name("squad", head="simple", sequence_length=64)
