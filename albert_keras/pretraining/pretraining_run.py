@@ -231,13 +231,14 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
         eval_steps = _count_batches(eval_dataset)
     verbose, progress = progress_output(kw["verbose"])
     start = time.perf_counter()
+    history = None
     if step < steps:
         first = step // per_epoch
         with warnings.catch_warnings():
             # The last epoch of a run resumed mid-epoch is short: the data
             # ends at exactly `num_train_steps`.
             warnings.filterwarnings("ignore", "Your input ran out of data")
-            model.fit(
+            history = model.fit(
                 _training_batches(train_dataset(step), steps - step),
                 epochs=first + -(-(steps - step) // per_epoch),
                 initial_epoch=first,
@@ -249,7 +250,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
                 shuffle=False,  # the pipeline shuffles
             )
     seconds = time.perf_counter() - start
-    metrics = _final_metrics(model, seconds, eval_dataset, eval_steps)
+    metrics = _final_metrics(model, seconds, eval_dataset, eval_steps, history)
     write_json(os.path.join(output_dir, "metrics.json"), metrics)
     if not metrics["nan_detected"]:  # NaN weights: the last good checkpoint stays
         save_atomically(os.path.join(output_dir, "pretrainer.keras"), model.save)
@@ -379,19 +380,18 @@ def _as_xy(dataset):
     return dataset.map(AlbertPretrainer.features_to_xy)
 
 
-def _final_metrics(model, seconds, eval_dataset, eval_steps) -> dict:
-    """The step reached, the training time, NaN, and the held-out metrics."""
-    metrics = {
-        "global_step": int(model.optimizer.iterations.numpy()),
-        "train_seconds": seconds,
-        "nan_detected": bool(getattr(model, "nan_detected", False)),
-    }
-    if eval_dataset is not None:
-        evaluated = model.evaluate(
-            _as_xy(eval_dataset),
-            steps=eval_steps,
-            verbose=0,
-            return_dict=True,
-        )
+def _final_metrics(model, seconds, eval_dataset, eval_steps, history) -> dict:
+    """The step reached, the training time, NaN, and the held-out metrics
+    (the last validation's when `fit` ran: the same weights, scored once)."""
+    nan = bool(getattr(model, "nan_detected", False))
+    step = int(model.optimizer.iterations.numpy())
+    metrics = {"global_step": step, "train_seconds": seconds, "nan_detected": nan}
+    logs = history.history if history and not nan else {}
+    last = {k[4:]: v[-1] for k, v in logs.items() if k.startswith("val_") and v}
+    if eval_dataset is not None and last:
+        metrics.update({f"eval_{k}": float(v) for k, v in last.items()})
+    elif eval_dataset is not None:
+        data = _as_xy(eval_dataset)
+        evaluated = model.evaluate(data, steps=eval_steps, verbose=0, return_dict=True)
         metrics.update({f"eval_{k}": float(v) for k, v in evaluated.items()})
     return metrics
