@@ -1,6 +1,7 @@
 """Pretraining ends at exactly --steps, saves where asked, and loses nothing."""
 
 import errno
+import json
 import os
 
 import keras
@@ -9,7 +10,7 @@ import pytest
 import tensorflow as tf
 from albert_test_case import micro_config, official_features
 
-from albert_keras import atomic_files
+from albert_keras import AlbertPretrainer, atomic_files
 from albert_keras.pretraining.pretrain_inputs import epoch_length
 from albert_keras.pretraining.pretraining_run import (
     check_step_accounting,
@@ -277,3 +278,36 @@ def test_a_finished_run_is_not_run_again_with_fewer_steps(tmp_path):
         finished_run(args)
     assert finished_run(argparse.Namespace(output_dir=str(tmp_path), steps=6))
     assert not finished_run(argparse.Namespace(output_dir=str(tmp_path), steps=9))
+
+
+def test_the_held_out_set_is_scored_once_per_epoch_not_again_at_the_end(
+    tmp_path, monkeypatch, no_curves
+):
+    """The final scoring repeated the last epoch's validation on the same
+    weights: a whole extra pass over the held-out set per run. metrics.json
+    holds what a fresh scoring of the returned model gives."""
+    calls = []
+    evaluate = AlbertPretrainer.evaluate
+
+    def counted(self, *args, **kwargs):
+        calls.append(kwargs.get("steps"))
+        return evaluate(self, *args, **kwargs)
+
+    monkeypatch.setattr(AlbertPretrainer, "evaluate", counted)
+    held_out = tf.data.Dataset.from_tensor_slices(
+        official_features(12, LENGTH, seed=1)
+    ).batch(BATCH)
+    out = tmp_path / "run"
+    result = _pretrain(
+        out, steps=4, steps_per_epoch=2, save_every=2, eval_dataset=held_out
+    )
+    assert len(calls) == 2, calls  # once after each of the two epochs
+    monkeypatch.setattr(AlbertPretrainer, "evaluate", evaluate)
+    again = result["model"].evaluate(
+        held_out.map(AlbertPretrainer.features_to_xy), verbose=0, return_dict=True
+    )
+    with open(out / "metrics.json") as f:
+        written = json.load(f)
+    assert {k[len("eval_") :] for k in written if k.startswith("eval_")} == set(again)
+    for key, value in again.items():
+        assert np.isclose(written[f"eval_{key}"], value, rtol=1e-6, atol=1e-6), key
