@@ -35,8 +35,9 @@ def add_traced_endpoint(archive, name, function, input_signature):
     >>> double(tf.constant([1.0, 2.0]))["y"].numpy().tolist()
     [2.0, 4.0]
     """
-    traced = tf.function(function, input_signature=input_signature, autograph=False)
-    concrete = traced.get_concrete_function()
+    concrete = tf.function(
+        function, input_signature=input_signature, autograph=False
+    ).get_concrete_function()
 
     # The endpoint only calls the traced graph: tracing it again costs one op.
     # (`wraps` keeps the argument names: the signature's input names.)

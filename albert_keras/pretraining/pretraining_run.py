@@ -386,12 +386,15 @@ def _final_metrics(model, seconds, eval_dataset, eval_steps, history) -> dict:
     nan = bool(getattr(model, "nan_detected", False))
     step = int(model.optimizer.iterations.numpy())
     metrics = {"global_step": step, "train_seconds": seconds, "nan_detected": nan}
+    if eval_dataset is None:
+        return metrics
     logs = history.history if history and not nan else {}
-    last = {k[4:]: v[-1] for k, v in logs.items() if k.startswith("val_") and v}
-    if eval_dataset is not None and last:
-        metrics.update({f"eval_{k}": float(v) for k, v in last.items()})
-    elif eval_dataset is not None:
+    scores = {
+        k.removeprefix("val_"): v[-1]
+        for k, v in logs.items()
+        if k.startswith("val_") and v
+    }
+    if not scores:  # no epoch ran here (or NaN): score the held-out set now
         data = _as_xy(eval_dataset)
-        evaluated = model.evaluate(data, steps=eval_steps, verbose=0, return_dict=True)
-        metrics.update({f"eval_{k}": float(v) for k, v in evaluated.items()})
-    return metrics
+        scores = model.evaluate(data, steps=eval_steps, verbose=0, return_dict=True)
+    return {**metrics, **{f"eval_{k}": float(v) for k, v in scores.items()}}
