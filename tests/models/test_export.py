@@ -46,43 +46,53 @@ def build(kind):
     return model, {k: np.stack([v, v[::-1]], axis=1) for k, v in x.items()}
 
 
+KINDS = [
+    "backbone",
+    "pretrainer",
+    "classifier",
+    "span_qa",
+    "squad_v2",
+    "multiple_choice",
+]
+
+# Loads each SavedModel of argv[1] (one folder per kind) and serves its inputs,
+# all in one fresh Python: TensorFlow's start-up is most of the cost.
 SERVE = """
-import sys, numpy as np, tensorflow as tf
-loaded = tf.saved_model.load(sys.argv[1])
-x = dict(np.load(sys.argv[2]))
-out = loaded.serve({k: tf.constant(v) for k, v in x.items()})
-np.savez(sys.argv[3], **{k: v.numpy() for k, v in out.items()})
+import os, sys, numpy as np, tensorflow as tf
+root = sys.argv[1]
+for kind in sys.argv[2:]:
+    folder = os.path.join(root, kind)
+    loaded = tf.saved_model.load(os.path.join(folder, "sm"))
+    x = dict(np.load(os.path.join(folder, "x.npz")))
+    out = loaded.serve({k: tf.constant(v) for k, v in x.items()})
+    np.savez(os.path.join(folder, "y.npz"), **{k: v.numpy() for k, v in out.items()})
 assert "albert_keras" not in sys.modules
 """
 
 
-@pytest.mark.parametrize(
-    "kind",
-    ["backbone", "pretrainer", "classifier", "span_qa", "squad_v2", "multiple_choice"],
-)
-def test_export_serves_the_same_outputs(kind, tmp_path):
-    model, x = build(kind)
-    randomize(model, seed=3, scale=0.2)
-    expected = model(x, training=False)
-    model.export(str(tmp_path / "sm"), verbose=False)
-    np.savez(tmp_path / "x.npz", **x)
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """{kind: (expected outputs, outputs served without albert_keras)}."""
+    root = tmp_path_factory.mktemp("export")
+    expected = {}
+    for kind in KINDS:
+        model, x = build(kind)
+        randomize(model, seed=3, scale=0.2)
+        expected[kind] = model(x, training=False)
+        model.export(str(root / kind / "sm"), verbose=False)
+        np.savez(root / kind / "x.npz", **x)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(SERVE),
-            str(tmp_path / "sm"),
-            str(tmp_path / "x.npz"),
-            str(tmp_path / "y.npz"),
-        ],
-        check=True,
-        env=env,
-    )
-    served = np.load(tmp_path / "y.npz")
-    assert set(served.files) == set(expected)
+    script = [sys.executable, "-c", textwrap.dedent(SERVE), str(root), *KINDS]
+    subprocess.run(script, check=True, env=env)
+    return {kind: (expected[kind], np.load(root / kind / "y.npz")) for kind in KINDS}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_export_serves_the_same_outputs(kind, served):
+    expected, outputs = served[kind]
+    assert set(outputs.files) == set(expected)
     for key in expected:
-        assert max_abs_diff(served[key], expected[key]) < 1e-5, key
+        assert max_abs_diff(outputs[key], expected[key]) < 1e-5, key
 
 
 def test_mixed_precision_fit_and_jit_of_a_task_model():
