@@ -78,14 +78,16 @@ def built_counts(config, pretrainer=False):
 
     Built in a `keras.StatelessScope`, where variables get their shapes but
     no values; the session is cleared before the scope ends, so the 200M
-    random values of an xxlarge model are never drawn.
+    random values of an xxlarge model are never drawn. Without the garbage
+    collection `clear_session` runs by default: a full collection of the
+    worker's heap per count, the most of what a count cost.
     """
     with keras.StatelessScope():
         backbone = AlbertBackbone(config)
         counts = [backbone.count_params()]
         if pretrainer:
             counts.append(AlbertPretrainer(backbone).count_params())
-        keras.backend.clear_session()
+        keras.backend.clear_session(free_memory=False)
     return counts
 
 
