@@ -185,6 +185,15 @@ def choice_model(spm_models):
     return with_tokenizer(chooser, tokenizer, 32)
 
 
+@pytest.fixture(scope="module")
+def choice_savedmodel(choice_model, tmp_path_factory):
+    """One export of `choice_model`, loaded by the tests that serve it (an
+    export traces the tokenizer and the model: seconds each)."""
+    path = str(tmp_path_factory.mktemp("choice") / "serving")
+    choice_model.export(path, verbose=False)
+    return path
+
+
 def _choice_reference(model):
     """Scores from choice_dataset's packing (the training data's) of the texts."""
     from albert_keras.tasks.task_datasets import choice_dataset
@@ -197,7 +206,9 @@ def _choice_reference(model):
     return model.task_model(features)["logits"].numpy()
 
 
-def test_choice_text_model_scores_raw_options(choice_model, tmp_path):
+def test_choice_text_model_scores_raw_options(
+    choice_model, choice_savedmodel, tmp_path
+):
     from albert_keras.models import AlbertChoiceTextModel
 
     assert isinstance(choice_model, AlbertChoiceTextModel)
@@ -214,8 +225,7 @@ def test_choice_text_model_scores_raw_options(choice_model, tmp_path):
     restored = keras.saving.load_model(path)
     assert isinstance(restored, AlbertChoiceTextModel)
     assert max_abs_diff(restored(inputs)["logits"], expected) < 1e-6
-    choice_model.export(str(tmp_path / "serving"), verbose=False)
-    loaded = tf.saved_model.load(str(tmp_path / "serving"))
+    loaded = tf.saved_model.load(choice_savedmodel)
     served = loaded.serve(tf.constant(CONTEXTS), tf.constant(OPTIONS))["logits"]
     assert max_abs_diff(served, expected) < 1e-5
 
@@ -233,7 +243,7 @@ def test_choice_text_model_errors(choice_model):
         AlbertChoiceTextModel(choice_model.task_model.backbone, choice_model.tokenizer)
 
 
-def test_choice_text_model_names_the_option_counts(choice_model, tmp_path):
+def test_choice_text_model_names_the_option_counts(choice_model, choice_savedmodel):
     """A request with another number of options than the model scores fails
     with both counts named: before, the SavedModel's `serve` failed to bind
     (`Can not cast TensorSpec(shape=(2, 2)...) to ...(None, 3)`), its
@@ -253,8 +263,7 @@ def test_choice_text_model_names_the_option_counts(choice_model, tmp_path):
     with pytest.raises(ValueError) as error:
         choice_model((CONTEXTS, [OPTIONS[0], OPTIONS[1][:2], OPTIONS[2]]))
     assert str(error.value) == expected + "2 options for context 1."
-    choice_model.export(str(tmp_path / "serving"), verbose=False)
-    loaded = tf.saved_model.load(str(tmp_path / "serving"))
+    loaded = tf.saved_model.load(choice_savedmodel)
     for options in (two, four):
         count = len(options[0])
         message = f"{expected}{count} options per context."
@@ -270,21 +279,48 @@ def test_choice_text_model_names_the_option_counts(choice_model, tmp_path):
     assert max_abs_diff(served, choice_model((CONTEXTS, OPTIONS))["logits"]) < 1e-5
 
 
+PAIR_LABELS = ["False", "Neither", "True"]
+
+
+def _task_export(text_model, task_name, path, labels=None):
+    """`Task.export` of `text_model`'s weights as `task_name`: what a run
+    writes to its savedmodel/ (`model.export` plus assets.extra)."""
+    from albert_keras.tasks import task_from_name
+
+    task = task_from_name(task_name, sequence_length=32, labels=labels)
+    task.model, task.tokenizer = text_model.task_model, text_model.tokenizer
+    task.export(str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def pair_savedmodel(text_model, tmp_path_factory):
+    """The SavedModel of a `pair` run: its `serving_default` and its labels
+    are checked by two tests (one export, seconds of tracing, for both)."""
+    folder = tmp_path_factory.mktemp("pair") / "savedmodel"
+    return _task_export(text_model, "pair", folder, PAIR_LABELS)
+
+
 @pytest.mark.parametrize("pairs", [False, True])
-def test_serving_default_of_a_pair_model_takes_pairs(text_model, tmp_path, pairs):
+def test_serving_default_of_a_pair_model_takes_pairs(
+    text_model, tmp_path, request, pairs
+):
     """TF Serving calls `serving_default` when no signature is named: for a
     model trained on pairs it takes (text_a, text_b), not single texts."""
     from albert_keras.tasks import task_from_name
 
-    task = task_from_name("pair" if pairs else "classify", sequence_length=32)
+    task_name = "pair" if pairs else "classify"
+    task = task_from_name(task_name, sequence_length=32)
     model = task.text_model(text_model.task_model, text_model.tokenizer)
     assert model.pairs == pairs
     model.save(tmp_path / "m.keras")
     assert keras.saving.load_model(tmp_path / "m.keras").pairs == pairs
-    model.export(str(tmp_path / "serving"), verbose=False)
-    default = tf.saved_model.load(str(tmp_path / "serving")).signatures[
-        "serving_default"
-    ]
+    if pairs:  # the pair run's SavedModel: `model.export` of the same model
+        path = request.getfixturevalue("pair_savedmodel")
+    else:
+        path = str(tmp_path / "serving")
+        model.export(path, verbose=False)
+    default = tf.saved_model.load(path).signatures["serving_default"]
     a, b = tf.constant(TEXTS), tf.constant(TEXTS[::-1])
     if pairs:
         assert sorted(default.structured_input_signature[1]) == ["text_a", "text_b"]
@@ -306,22 +342,21 @@ def test_regress_pairs_found_in_the_file_serve_pairs_by_default(text_model):
 
 
 @pytest.mark.parametrize("task_name", ["pair", "regress"])
-def test_saved_model_of_a_run_names_its_labels(text_model, tmp_path, task_name):
+def test_saved_model_of_a_run_names_its_labels(
+    text_model, tmp_path, request, task_name
+):
     """The SavedModel serves logits only: `assets.extra/labels.json` says the
     label of each (what `albert-keras predict` writes); none for regression."""
     import json
 
-    from albert_keras.tasks import task_from_name
-
-    labels = ["False", "Neither", "True"] if task_name == "pair" else None
-    task = task_from_name(task_name, sequence_length=32, labels=labels)
-    task.model, task.tokenizer = text_model.task_model, text_model.tokenizer
-    task.export(str(tmp_path / "savedmodel"))
-    path = tmp_path / "savedmodel" / "assets.extra" / "labels.json"
     if task_name == "regress":
-        assert not path.exists()
+        folder = _task_export(text_model, "regress", tmp_path / "savedmodel")
+        assert not os.path.exists(os.path.join(folder, "assets.extra", "labels.json"))
         return
-    assert json.loads(path.read_text()) == labels
-    served = tf.saved_model.load(str(tmp_path / "savedmodel"))
+    folder = request.getfixturevalue("pair_savedmodel")
+    path = os.path.join(folder, "assets.extra", "labels.json")
+    with open(path) as f:
+        assert json.load(f) == PAIR_LABELS
+    served = tf.saved_model.load(folder)
     logits = served.serve_pairs(tf.constant(TEXTS), tf.constant(TEXTS[::-1]))
-    assert logits["logits"].shape == (len(TEXTS), len(labels))
+    assert logits["logits"].shape == (len(TEXTS), len(PAIR_LABELS))
