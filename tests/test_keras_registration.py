@@ -3,6 +3,7 @@ of Keras and the package is imported first, so `keras.saving.load_model` reads
 our `.keras` files in a fresh process that imports nothing else."""
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -77,44 +78,56 @@ def saved(tmp_path_factory):
     return folder
 
 
+# After the import order: which of the classes named in argv are unregistered
+# (checked before any load, which could import a module itself), then the
+# saved files load and give the same logits.
+LOAD = (
+    "import sys\n"
+    "import numpy as np\n"
+    "names = set(keras.saving.get_custom_objects())\n"
+    "missing = [c for c in sys.argv[1:] if 'albert_keras>' + c not in names]\n"
+    "print('MISSING', missing)\n"
+    "classifier = keras.saving.load_model('classifier.keras')\n"
+    "assert type(classifier).__name__ == 'AlbertClassifier'\n"
+    "assert type(classifier.optimizer).__name__ == 'FastLamb'\n"
+    "schedule = classifier.optimizer._learning_rate\n"
+    "assert type(schedule).__name__ == 'WarmupPolynomialDecay', schedule\n"
+    "text = keras.saving.load_model('text.keras')\n"
+    f"logits = text(keras.ops.convert_to_tensor({TEXTS!r}))['logits']\n"
+    "diff = np.abs(keras.ops.convert_to_numpy(logits) - np.load('logits.npy'))\n"
+    "assert diff.max() < 1e-6, diff\n"
+    "print('LOADED')\n"
+)
+
+
+@functools.cache
+def _fresh_process_run(order, folder):
+    """One fresh Python per import order, shared by the tests of that order
+    (each start pays TensorFlow's import)."""
+    classes = [name for _, name in _registered_classes()]
+    script = IMPORT_ORDERS[order] + LOAD
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run(
+        [sys.executable, "-c", script, *classes],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+    )
+
+
 @pytest.mark.parametrize("order", sorted(IMPORT_ORDERS))
 def test_keras_files_load_whatever_was_imported_first(order, saved):
-    script = IMPORT_ORDERS[order] + (
-        "import numpy as np\n"
-        "classifier = keras.saving.load_model('classifier.keras')\n"
-        "assert type(classifier).__name__ == 'AlbertClassifier'\n"
-        "assert type(classifier.optimizer).__name__ == 'FastLamb'\n"
-        "schedule = classifier.optimizer._learning_rate\n"
-        "assert type(schedule).__name__ == 'WarmupPolynomialDecay', schedule\n"
-        "text = keras.saving.load_model('text.keras')\n"
-        f"logits = text(keras.ops.convert_to_tensor({TEXTS!r}))['logits']\n"
-        "diff = np.abs(keras.ops.convert_to_numpy(logits) - np.load('logits.npy'))\n"
-        "assert diff.max() < 1e-6, diff\n"
-        "print('LOADED')\n"
-    )
-    result = _run(script, cwd=saved)
+    result = _fresh_process_run(order, saved)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "LOADED" in result.stdout
 
 
 @pytest.mark.parametrize("order", ["keras_first", "albert_keras_first"])
-def test_every_keras_class_of_the_package_is_registered(order, tmp_path):
+def test_every_keras_class_of_the_package_is_registered(order, saved):
     classes = _registered_classes()
     assert len(classes) > 20, classes
-    script = IMPORT_ORDERS[order] + (
-        "import sys\n"
-        "names = set(keras.saving.get_custom_objects())\n"
-        "missing = [c for c in sys.argv[1:] if 'albert_keras>' + c not in names]\n"
-        "print('MISSING', missing)\n"
-    )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, "-c", script, *(name for _, name in classes)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-    )
+    result = _fresh_process_run(order, saved)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "MISSING []" in result.stdout, (result.stdout, classes)
 
