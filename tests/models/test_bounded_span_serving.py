@@ -7,45 +7,46 @@ fresh process; its peak RSS is read from /proc's VmHWM, since on Linux
 `ru_maxrss` keeps the peak of the process that started it (pytest's).
 """
 
+import keras
 import pytest
 from albert_test_case import python_json
 
-# Builds a tiny reader (SquadTask's default 128/64/32 windows), exports it and
-# writes a 5 MB context of one-token words with the answers the Keras model
-# gives on that context cut to the tokens of its first `max_windows` windows.
-EXPORT = """
-import json, sys
-import keras
 from albert_keras import AlbertBackbone, AlbertConfig, AlbertSpanQA
 from albert_keras.models import with_tokenizer
 from albert_keras.sample_text import SPM_MODEL_PATH, read_paragraphs
 from albert_keras.tokenizers import AlbertTokenizer
 
-folder, question = sys.argv[1], sys.argv[2]
-keras.utils.set_random_seed(7)
-config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
-tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
-reader = AlbertSpanQA(AlbertBackbone(config))
-model = with_tokenizer(reader, tokenizer, 128, doc_stride=64, max_query_length=32)
-model.export(folder + "/serving", verbose=False)
-words = " ".join(read_paragraphs(300)).lower().split()
-lengths = tokenizer(words).row_lengths().numpy()
-words = [w for w, n in zip(words, lengths) if n == 1]
-context = " ".join(words * (5 * 2**20 // len(" ".join(words)) + 1))[: 5 * 2**20]
-with open(folder + "/context.txt", "w") as f:
-    f.write(context)
-capacity = model.packer.window_capacity(
-    tokenizer([question]).row_lengths(), model.max_windows
-)
-cut = " ".join(context.split()[: int(capacity[0])])
-out = model(([question], [cut]))
-print(json.dumps({
-    "max_windows": model.max_windows,
-    "cut_words": int(capacity[0]),
-    **{k: out[k].numpy().tolist()[0] for k in ("best_span", "truncated")},
-    "answer": out["answer"].numpy()[0].decode(),
-}, default=bytes.decode))
-"""
+
+def export_reader(folder, question):
+    """Builds a tiny reader (SquadTask's default 128/64/32 windows), exports it
+    and writes a 5 MB context of one-token words; returns the answers the Keras
+    model gives on that context cut to the tokens of its first `max_windows`
+    windows. Runs here: only the serving needs a fresh process."""
+    keras.utils.set_random_seed(7)
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+    reader = AlbertSpanQA(AlbertBackbone(config))
+    model = with_tokenizer(reader, tokenizer, 128, doc_stride=64, max_query_length=32)
+    model.export(folder + "/serving", verbose=False)
+    words = " ".join(read_paragraphs(300)).lower().split()
+    lengths = tokenizer(words).row_lengths().numpy()
+    words = [w for w, n in zip(words, lengths, strict=True) if n == 1]
+    context = " ".join(words * (5 * 2**20 // len(" ".join(words)) + 1))[: 5 * 2**20]
+    with open(folder + "/context.txt", "w") as f:
+        f.write(context)
+    capacity = model.packer.window_capacity(
+        tokenizer([question]).row_lengths(), model.max_windows
+    )
+    cut = " ".join(context.split()[: int(capacity[0])])
+    out = model(([question], [cut]))
+    return {
+        "max_windows": model.max_windows,
+        "cut_words": int(capacity[0]),
+        "best_span": out["best_span"].numpy()[0].decode(),
+        "truncated": bool(out["truncated"].numpy()[0]),
+        "answer": out["answer"].numpy()[0].decode(),
+    }
+
 
 # Loads the SavedModel with TensorFlow alone and serves the 5 MB context and
 # a batch without any context.
@@ -91,7 +92,7 @@ QUESTION = "Who came home with her father?"
 
 @pytest.mark.slow
 def test_a_5mb_context_and_empty_contexts_are_served_in_bounded_memory(tmp_path):
-    expected = python_json(EXPORT, str(tmp_path), QUESTION)
+    expected = export_reader(str(tmp_path), QUESTION)
     assert expected["max_windows"] == 64 and not expected["truncated"]
     assert expected["best_span"]  # random weights, still a valid span
     served = python_json(SERVE, str(tmp_path), QUESTION)
