@@ -4,16 +4,22 @@
 For each case (padding or none, all query rows or `query_positions`) the same
 `AlbertAttention` weights run on both paths; the largest difference of the
 outputs and of the input gradients is printed (the gradient on JAX only).
+
+Run as a script (JAX or torch), TensorFlow is kept out: Keras would import it
+(seconds of CPU) and nothing here needs it.
 """
 
 import json
 import sys
 
-import keras
-import numpy as np
+if __name__ == "__main__":
+    sys.modules.setdefault("tensorflow", None)
 
-from albert_keras.layers import albert_attention
-from albert_keras.layers.albert_attention import AlbertAttention
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from albert_keras.layers import albert_attention  # noqa: E402
+from albert_keras.layers.albert_attention import AlbertAttention  # noqa: E402
 
 
 def outputs(layer, x, mask, positions, path):
