@@ -77,13 +77,27 @@ def test_flop_count_matches_a_hand_count():
     assert flops(sizes, batch, length) == 2 * (forward_macs - head)
 
 
-def test_smoke_run_times_every_implementation(tmp_path):
-    out = str(tmp_path / "r.json")
+# A worker made to fail in the smoke run: a job of its own (no other test
+# reads it), the last one started, so that one run of the workers serves both
+# the smoke test and the failing-worker test.
+FAILING = "base-train-512/keras-hub"
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """The smoke run (`run_bench`'s result and report), run once."""
+    out = str(tmp_path_factory.mktemp("smoke") / "r.json")
     # The other workloads run the same code at the same smoke sizes.
-    result, report = run_bench(out, "--jobs", "base-train-128,base-infer-128")
+    jobs = f"base-train-128,base-infer-128,{FAILING}"
+    return run_bench(out, "--jobs", jobs, "--inject-failure", FAILING)
+
+
+def test_smoke_run_times_every_implementation(smoke_run):
+    result, report = smoke_run
     jobs = {job["name"]: job for job in report["jobs"]}
     assert report["finished"]
-    assert not [n for n, j in jobs.items() if j["status"] != "ok"], result.stdout
+    failed = [n for n, j in jobs.items() if j["status"] != "ok"]
+    assert failed == [FAILING], result.stdout
     for name in EXPECTED:
         job = jobs[name]
         assert job["ms_per_step"] > 0 and job["tflops"] > 0, job
@@ -105,20 +119,20 @@ def test_smoke_run_times_every_implementation(tmp_path):
     assert "large matmul 1024^3 float32" in result.stdout
 
 
-def test_a_failing_worker_is_recorded_and_the_run_goes_on(tmp_path):
-    out = str(tmp_path / "r.json")
-    jobs = "base-infer-128/ours,base-infer-128/keras-hub"
-    result, report = run_bench(out, "--jobs", jobs, "--inject-failure", "keras-hub")
+def test_a_failing_worker_is_recorded_and_the_run_goes_on(smoke_run, tmp_path):
+    result, report = smoke_run
     status = {job["name"]: job["status"] for job in report["jobs"]}
-    assert status == {
-        "matmul": "ok",
-        "base-infer-128/ours": "ok",
-        "base-infer-128/keras-hub": "failed",
-    }
+    ok = {"matmul": "ok", **dict.fromkeys(EXPECTED, "ok")}
+    assert status == {**ok, FAILING: "failed"}
     failed = report["jobs"][-1]
+    assert failed["name"] == FAILING
     assert "injected failure" in failed["stderr_tail"]
     assert "injected failure" in result.stdout  # the progress line
-    assert "keras-hub" in result.stdout and "ours / X" in result.stdout
+    assert "ours / X" in result.stdout
+    # Its workload's table lists it, failed.
+    table = result.stdout.split("base-train-512: training")[1].splitlines()
+    assert table[2].split() == ["keras-hub", "failed"], table
+    out = str(tmp_path / "r.json")
     # A worker past --job-timeout is killed and recorded (the workers hang, so
     # however fast the machine, both run past it); past the budget, nothing
     # starts.
