@@ -1,9 +1,10 @@
 """The official TF1 code as the converter tests' oracle, run in its own processes.
 
 Helpers the tests import (`from converter_oracle import ...`); conftest.py
-registers the `official` fixture and the summary hook. `official` runs
-`tests/oracle/official_oracle.py make` once per session (one subprocess) for
-every case of `tests/oracle/cases.py`; `run_official` runs the oracle's `run`
+registers the `official` fixture and the summary hook. `official` reads the
+folders `tests/oracle/official_oracle.py make` writes once per session for
+every case of `tests/oracle/cases.py` (`official_cases.py`, shared by the
+xdist workers); `run_official` runs the oracle's `run`
 on several checkpoints in one more subprocess. The oracle
 switches TensorFlow to TF1 graph mode, so it never runs in the test process.
 """
@@ -22,6 +23,7 @@ if ORACLE_DIR not in sys.path:
     sys.path.insert(0, ORACLE_DIR)
 
 import cases  # noqa: E402  (tests/oracle/cases.py)
+from official_cases import official_cases  # noqa: E402
 
 CASES = cases.CASES
 BASE_CONFIG = cases.BASE  # the albert_config.json fields the cases start from
@@ -44,16 +46,14 @@ def _run(args, what):
 @pytest.fixture(scope="session")
 def official(tmp_path_factory):
     """{case name: folder} written by the official code (+ `<case>_hub*` folders)."""
-    out = tmp_path_factory.mktemp("official")
-    spec = out / "spec.json"
-    spec.write_text(json.dumps(CASES))
-    _run([ORACLE, "make", "--spec", str(spec), "--out", str(out)], "make")
+    out = official_cases(tmp_path_factory)["dir"]
     folders = {}
     for case in CASES:
-        folders[case["name"]] = str(out / case["name"])
+        folders[case["name"]] = os.path.join(out, case["name"])
         if case.get("hub_module"):
             for suffix in ("_hub", "_hub_prefixed"):
-                folders[case["name"] + suffix] = str(out / (case["name"] + suffix))
+                name = case["name"] + suffix
+                folders[name] = os.path.join(out, name)
     return folders
 
 
