@@ -22,6 +22,7 @@ import numpy_reference as ref  # noqa: E402
 from cases import CASES  # noqa: E402
 
 ORACLE = os.path.join(ORACLE_DIR, "official_oracle.py")
+RUNS = os.path.join(ORACLE_DIR, "oracle_selfcheck_runs.py")
 TOLERANCE = 1e-5
 CASE_NAMES = [case["name"] for case in CASES]
 MEASURED = {}  # case -> max abs diff, printed by the last test
@@ -167,14 +168,16 @@ def test_hub_module_folders(oracle):
             assert np.array_equal(weights[prefix + n], value)
 
 
-def test_run_restores_a_foreign_checkpoint(oracle, tmp_path):
-    """`run` computes the official outputs of a checkpoint it did not write."""
+FOREIGN = "v1_dropout_classifier"
+
+
+def foreign_checkpoint(oracle, folder):
+    """`run`'s job on a checkpoint it did not write, and that checkpoint's
+    weights. New values, written by plain TF ops with no graph or Saver of the
+    official code behind them; training state left out on purpose."""
     import tensorflow as tf
 
-    name = "v1_dropout_classifier"
-    inputs, _, weights = load(oracle, name)
-    # New values, written by plain TF ops with no graph or Saver of the
-    # official code behind them; training state left out on purpose.
+    inputs, _, weights = load(oracle, FOREIGN)
     rng = np.random.RandomState(123)
     weights = {
         n: (v + 0.05 * rng.randn(*v.shape)).astype(v.dtype)
@@ -182,47 +185,74 @@ def test_run_restores_a_foreign_checkpoint(oracle, tmp_path):
         if n != "global_step" and not n.endswith(("/adam_m", "/adam_v"))
     }
     names = sorted(weights)
-    prefix = str(tmp_path / "foreign" / "model.ckpt")
+    prefix = str(folder / "foreign" / "model.ckpt")
     tf.raw_ops.SaveV2(
         prefix=prefix,
         tensor_names=names,
         shape_and_slices=[""] * len(names),
         tensors=[tf.constant(weights[n]) for n in names],
     )
-    config = tmp_path / "albert_config.json"
-    config.write_text(json.dumps(case_of(name)["config"]))
-    np.savez(tmp_path / "inputs.npz", **inputs)
-    out = tmp_path / "outputs.npz"
-    run_oracle(
-        "run",
-        *("--ckpt", prefix, "--config", str(config)),
-        *("--inputs", str(tmp_path / "inputs.npz"), "--out", str(out)),
-        *("--num_labels", "3"),
+    config = folder / "albert_config.json"
+    config.write_text(json.dumps(case_of(FOREIGN)["config"]))
+    np.savez(folder / "inputs.npz", **inputs)
+    job = ["run", "--ckpt", prefix, "--config", str(config)]
+    job += ["--inputs", str(folder / "inputs.npz"), "--out", str(folder / "out.npz")]
+    return job + ["--num_labels", "3"], weights
+
+
+def missing_variables_job(oracle, folder):
+    """`run` on the all_shared checkpoint, which has no inner_group_1 for
+    the inner_groups_2 config it is given."""
+    inputs, _, _ = load(oracle, "all_shared")
+    np.savez(folder / "inputs.npz", **inputs)
+    config = folder / "albert_config.json"
+    config.write_text(json.dumps(case_of("inner_groups_2")["config"]))
+    ckpt = os.path.join(oracle["dir"], "all_shared", "model.ckpt-best")
+    job = ["run", "--ckpt", ckpt]
+    job += ["--config", str(config), "--inputs", str(folder / "inputs.npz")]
+    return job + ["--out", str(folder / "out.npz")]
+
+
+@pytest.fixture(scope="module")
+def runs(oracle, tmp_path_factory):
+    """Both `run` tests' jobs, in one oracle Python (one TensorFlow start-up):
+    {"foreign": ..., "missing": ...}, each with its folder, returncode, stderr."""
+    folders = {k: tmp_path_factory.mktemp(k) for k in ("foreign", "missing")}
+    foreign_job, weights = foreign_checkpoint(oracle, folders["foreign"])
+    jobs = [foreign_job, missing_variables_job(oracle, folders["missing"])]
+    (folders["missing"] / "jobs.json").write_text(json.dumps(jobs))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, RUNS, str(folders["missing"] / "jobs.json")],
+        capture_output=True,
+        text=True,
+        env=env,
     )
-    with np.load(out) as data:
+    assert result.returncode == 0, result.stderr[-3000:]
+    foreign, missing = json.loads(result.stdout.strip().splitlines()[-1])
+    foreign.update(folder=folders["foreign"], weights=weights)
+    missing.update(folder=folders["missing"])
+    return {"foreign": foreign, "missing": missing}
+
+
+def test_run_restores_a_foreign_checkpoint(oracle, runs):
+    """`run` computes the official outputs of a checkpoint it did not write."""
+    job = runs["foreign"]
+    assert job["returncode"] == 0, f"official oracle failed:\n{job['stderr'][-3000:]}"
+    with np.load(job["folder"] / "out.npz") as data:
         official = dict(data)
-    ours = ref.forward(weights, case_of(name)["config"], inputs)
+    inputs, _, _ = load(oracle, FOREIGN)
+    ours = ref.forward(job["weights"], case_of(FOREIGN)["config"], inputs)
     diffs = max_diffs(ours, official)
     assert max(diffs.values()) <= TOLERANCE, diffs
 
 
-def test_run_refuses_a_checkpoint_missing_variables(oracle, tmp_path):
-    inputs, _, _ = load(oracle, "all_shared")
-    np.savez(tmp_path / "inputs.npz", **inputs)
-    config = tmp_path / "albert_config.json"
-    # The all_shared checkpoint has no inner_group_1 for this config.
-    config.write_text(json.dumps(case_of("inner_groups_2")["config"]))
-    result = run_oracle(
-        "run",
-        *("--ckpt", os.path.join(oracle["dir"], "all_shared", "model.ckpt-best")),
-        *("--config", str(config), "--inputs", str(tmp_path / "inputs.npz")),
-        *("--out", str(tmp_path / "out.npz")),
-        check=False,
-    )
-    assert result.returncode != 0
-    assert "missing variables" in result.stderr
-    assert "group_0/inner_group_1/attention_1/self/query/kernel" in result.stderr
-    assert not (tmp_path / "out.npz").exists()
+def test_run_refuses_a_checkpoint_missing_variables(runs):
+    job = runs["missing"]
+    assert job["returncode"] != 0
+    assert "missing variables" in job["stderr"]
+    assert "group_0/inner_group_1/attention_1/self/query/kernel" in job["stderr"]
+    assert not (job["folder"] / "out.npz").exists()
 
 
 def not_shared(layer_idx, inner_idx, part):
