@@ -17,8 +17,11 @@ from albert_keras.tasks.prediction_run import run_prediction
 # The task's packed length (a field of its config); the run's options.
 LENGTH = 48
 # Without XLA (its compilation costs more than these tiny runs); the CLI test
-# and test_readme_python train with it (the default).
-FAST = dict(TINY_FINETUNING, max_train_examples=96, max_dev_examples=64)
+# and test_readme_python train with it (the default). Two epochs: enough for
+# the loss to fall, and each epoch costs a dev scoring and the run's saves.
+FAST = dict(
+    TINY_FINETUNING, epochs=2, patience=2, max_train_examples=96, max_dev_examples=64
+)
 # SQuAD's questions make several windows each: half as many questions.
 SQUAD = dict(FAST, max_train_examples=48, max_dev_examples=32)
 
