@@ -62,7 +62,9 @@ class KillAt(keras.callbacks.Callback):
             raise Killed(f"killed at step {KILL_AT}")
 
 
-COMPILES = []  # one entry per XLA compilation
+# One entry per XLA compilation; the event also fires for a program read
+# from JAX's persistent compilation cache (which the caller may set).
+COMPILES = []
 
 
 def _count_compile(event, duration, **kwargs):

@@ -45,6 +45,19 @@ def _write_text(work):
 XLA_CPU_ABORT = "Exiting to ensure a consistent program state"
 
 
+def _compile_cache_env(work):
+    """ENV with JAX's persistent compilation cache in `work`: the killed run
+    and its resume compile the one-device run's programs again (a new model
+    after `clear_session`), and read them from there. A program read from
+    the cache still counts as a compile (`compiles_after_first_epoch`)."""
+    return dict(
+        ENV,
+        JAX_COMPILATION_CACHE_DIR=str(work / "jax_cache"),
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+    )
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     names = ["one", "data", "model", "killed"]
@@ -53,7 +66,7 @@ def runs(tmp_path_factory):
         _write_text(work)
         result = subprocess.run(
             [sys.executable, JOB, str(work), *names],
-            env=ENV,
+            env=_compile_cache_env(work),
             capture_output=True,
             text=True,
             timeout=900,
@@ -243,9 +256,11 @@ def test_distribution_flags_on_the_wrong_backend_are_refused():
 
 # A tiny model trained for 3 epochs with held-out data under
 # `albert_distribution("data")` on one device: the distribution's class and
-# the functions that `fit` compiled, one per line.
+# the functions that `fit` compiled, one per line. Without TensorFlow, as the
+# JAX jobs of `runs` run.
 COMPILES = """
-import collections, contextlib, logging, re
+import collections, contextlib, logging, re, sys
+sys.modules["tensorflow"] = None  # Keras would import it: seconds, unused here
 import jax, keras, numpy as np
 from albert_keras.models.albert_distribution import albert_distribution
 
