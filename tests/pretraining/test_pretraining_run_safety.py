@@ -81,16 +81,36 @@ def no_curves(monkeypatch):
     _skip_curves(monkeypatch)
 
 
+def held_out():
+    """A held-out set of other synthetic features, the same on every call."""
+    features = official_features(12, LENGTH, seed=1)
+    return tf.data.Dataset.from_tensor_slices(features).batch(BATCH)
+
+
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory):
-    """An unbroken 10-step run: the killed and the failed-checkpoint runs
-    resume to its weights (one run for both tests)."""
+    """An unbroken 10-step run (2 epochs) that scores `held_out()`: the killed
+    and the failed-checkpoint runs resume to its weights, and its scorings are
+    counted and checked (one run for three tests)."""
     out = tmp_path_factory.mktemp("whole")
+    evaluations = []
+    evaluate = AlbertPretrainer.evaluate
+
+    def counted(self, *args, **kwargs):
+        evaluations.append(kwargs.get("steps"))
+        return evaluate(self, *args, **kwargs)
+
     with pytest.MonkeyPatch.context() as patch:
         _skip_curves(patch)
-        run = _pretrain(out)
+        patch.setattr(AlbertPretrainer, "evaluate", counted)
+        run = _pretrain(out, eval_dataset=held_out())
     return dict(
-        run, model=run["model"].get_weights(), steps=_steps(out / "checkpoints")
+        run,
+        model=run["model"].get_weights(),
+        pretrainer=run["model"],
+        evaluations=evaluations,
+        out=out,
+        steps=_steps(out / "checkpoints"),
     )
 
 
@@ -280,33 +300,16 @@ def test_a_finished_run_is_not_run_again_with_fewer_steps(tmp_path):
     assert not finished_run(argparse.Namespace(output_dir=str(tmp_path), steps=9))
 
 
-def test_the_held_out_set_is_scored_once_per_epoch_not_again_at_the_end(
-    tmp_path, monkeypatch, no_curves
-):
+def test_the_held_out_set_is_scored_once_per_epoch_not_again_at_the_end(whole):
     """The final scoring repeated the last epoch's validation on the same
     weights: a whole extra pass over the held-out set per run. metrics.json
     holds what a fresh scoring of the returned model gives."""
-    calls = []
-    evaluate = AlbertPretrainer.evaluate
-
-    def counted(self, *args, **kwargs):
-        calls.append(kwargs.get("steps"))
-        return evaluate(self, *args, **kwargs)
-
-    monkeypatch.setattr(AlbertPretrainer, "evaluate", counted)
-    held_out = tf.data.Dataset.from_tensor_slices(
-        official_features(12, LENGTH, seed=1)
-    ).batch(BATCH)
-    out = tmp_path / "run"
-    result = _pretrain(
-        out, steps=4, steps_per_epoch=2, save_every=2, eval_dataset=held_out
-    )
+    calls = whole["evaluations"]
     assert len(calls) == 2, calls  # once after each of the two epochs
-    monkeypatch.setattr(AlbertPretrainer, "evaluate", evaluate)
-    again = result["model"].evaluate(
-        held_out.map(AlbertPretrainer.features_to_xy), verbose=0, return_dict=True
+    again = whole["pretrainer"].evaluate(
+        held_out().map(AlbertPretrainer.features_to_xy), verbose=0, return_dict=True
     )
-    with open(out / "metrics.json") as f:
+    with open(whole["out"] / "metrics.json") as f:
         written = json.load(f)
     assert {k[len("eval_") :] for k in written if k.startswith("eval_")} == set(again)
     for key, value in again.items():
