@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -20,33 +19,19 @@ if ORACLE_DIR not in sys.path:
 
 import numpy_reference as ref  # noqa: E402
 from cases import CASES  # noqa: E402
+from official_cases import official_cases  # noqa: E402
 
-ORACLE = os.path.join(ORACLE_DIR, "official_oracle.py")
 RUNS = os.path.join(ORACLE_DIR, "oracle_selfcheck_runs.py")
 TOLERANCE = 1e-5
 CASE_NAMES = [case["name"] for case in CASES]
 MEASURED = {}  # case -> max abs diff, printed by the last test
 
 
-def run_oracle(*args, check=True):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, ORACLE, *args], capture_output=True, text=True, env=env
-    )
-    if check and result.returncode:
-        raise RuntimeError(f"official oracle failed:\n{result.stderr[-3000:]}")
-    return result
-
-
 @pytest.fixture(scope="session")
 def oracle(tmp_path_factory):
-    """All cases made in one oracle process: {"dir": ..., "seconds": ...}."""
-    out = tmp_path_factory.mktemp("oracle_selfcheck")
-    spec = out / "spec.json"
-    spec.write_text(json.dumps(CASES))
-    start = time.perf_counter()
-    run_oracle("make", "--spec", str(spec), "--out", str(out))
-    return {"dir": str(out), "seconds": time.perf_counter() - start}
+    """All cases, made by one oracle process per session (shared with the
+    converter tests and the other xdist worker): {"dir": ..., "seconds": ...}."""
+    return official_cases(tmp_path_factory)
 
 
 def case_of(name):
