@@ -4,9 +4,10 @@ Helpers the tests import (`from converter_oracle import ...`); conftest.py
 registers the `official` fixture and the summary hook. `official` reads the
 folders `tests/oracle/official_oracle.py make` writes once per session for
 every case of `tests/oracle/cases.py` (`official_cases.py`, shared by the
-xdist workers); `run_official` runs the oracle's `run`
-on several checkpoints in one more subprocess. The oracle
-switches TensorFlow to TF1 graph mode, so it never runs in the test process.
+xdist workers); `run_official` runs the oracle's `run` on several
+checkpoints in one more subprocess (`tests/oracle/oracle_runs.py`). The
+oracle switches TensorFlow to TF1 graph mode, so it never runs in the test
+process.
 """
 
 import json
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 ORACLE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "oracle")
-ORACLE = os.path.join(ORACLE_DIR, "official_oracle.py")
+RUNS = os.path.join(ORACLE_DIR, "oracle_runs.py")
 if ORACLE_DIR not in sys.path:
     sys.path.insert(0, ORACLE_DIR)
 
@@ -32,15 +33,6 @@ INPUT_KEYS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
 # case -> {output: max abs diff}, filled by the exactness tests and printed
 # in the terminal summary (the README's figures come from there).
 MEASURED = {}
-
-
-def _run(args, what):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, env=env
-    )
-    if result.returncode:
-        raise RuntimeError(f"official oracle {what} failed:\n{result.stderr[-3000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -68,14 +60,18 @@ def run_official(jobs, folder):
     path = os.path.join(folder, "oracle_jobs.json")
     with open(path, "w") as f:
         json.dump([["run", *map(str, job)] for job in jobs], f)
-    # The oracle's own CLI entry point (`main(argv)`), once per job: one
-    # TensorFlow start-up instead of one per checkpoint.
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); "
-        "import official_oracle; "
-        "[official_oracle.main(argv) for argv in json.load(open(sys.argv[2]))]"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, RUNS, path], capture_output=True, text=True, env=env
     )
-    _run(["-c", code, ORACLE_DIR, path], "run")
+    if result.returncode:
+        raise RuntimeError(f"official oracle run failed:\n{result.stderr[-3000:]}")
+    statuses = json.loads(result.stdout.strip().splitlines()[-1])
+    for job, status in zip(jobs, statuses, strict=True):
+        if status["returncode"]:
+            raise RuntimeError(
+                f"official oracle run {job} failed:\n{status['stderr'][-3000:]}"
+            )
 
 
 def load_outputs(folder):

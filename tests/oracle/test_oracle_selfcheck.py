@@ -21,7 +21,7 @@ import numpy_reference as ref  # noqa: E402
 from cases import CASES  # noqa: E402
 from official_cases import official_cases  # noqa: E402
 
-RUNS = os.path.join(ORACLE_DIR, "oracle_selfcheck_runs.py")
+RUNS = os.path.join(ORACLE_DIR, "oracle_runs.py")
 TOLERANCE = 1e-5
 CASE_NAMES = [case["name"] for case in CASES]
 MEASURED = {}  # case -> max abs diff, printed by the last test

@@ -1,6 +1,8 @@
-"""Several `official_oracle.py run` jobs in one Python (for test_oracle_selfcheck).
+"""Several `official_oracle.py run` jobs in one Python (one TensorFlow start-up).
 
-Usage: python oracle_selfcheck_runs.py JOBS.json
+Usage: python oracle_runs.py JOBS.json
+
+Used by test_oracle_selfcheck and the converter tests' `run_official`.
 
 JOBS.json is a list of `official_oracle.py` argument lists. Each job runs in
 a graph of its own (as `run` does), so one TensorFlow start-up serves them
