@@ -46,7 +46,8 @@ def test_fused_and_explicit_attention_agree(backend, monkeypatch):
     else:
         env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
         # XLA's CPU code unoptimized: compiled in a fraction of the time.
-        env["XLA_FLAGS"] = "--xla_backend_optimization_level=0"
+        flags = [env.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
+        env["XLA_FLAGS"] = " ".join(flags).strip()
         result = subprocess.run(
             [sys.executable, SCRIPT], env=env, capture_output=True, text=True
         )

@@ -34,7 +34,9 @@ CHECKS = {
 # the time, and these tiny models run about as fast.
 QUIET_FAST_XLA = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
-    "XLA_FLAGS": "--xla_backend_optimization_level=0",
+    "XLA_FLAGS": " ".join(
+        [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
+    ).strip(),
 }
 
 

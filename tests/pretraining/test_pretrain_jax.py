@@ -16,7 +16,8 @@ HERE = os.path.dirname(__file__)
 JOB = os.path.join(HERE, "jax_pretrain_job.py")
 # XLA's CPU code unoptimized: it compiles in a fraction of the time, and
 # these tiny steps run about as fast (what is compared is run against run).
-FAST_XLA = "--xla_backend_optimization_level=0"
+# (Appended to the caller's flags: conftest.py's thread share.)
+FAST_XLA = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0"
 ENV = dict(
     os.environ,
     KERAS_BACKEND="jax",
