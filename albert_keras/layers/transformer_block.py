@@ -95,21 +95,24 @@ class TransformerBlock(keras.layers.Layer):
         """`call`, recomputed in the backward pass under a `keras.RematScope`.
 
         Keras's own wrapper passes the keyword arguments through
-        `tf.recompute_grad`, which takes none in graph mode; here the
-        tensors go positionally and `training` is bound, on every backend.
+        `tf.recompute_grad`, which takes none in graph mode; here the hidden
+        states go positionally, and the mask and positions, integers that
+        no gradient flows to (`tf.recompute_grad` would warn that it cannot
+        watch them), are closed over, on every backend.
         """
         if super().rematerialized_call(layer_call, *args, **kwargs) is layer_call:
             return layer_call
 
         def call(inputs, padding_mask=None, training=None, query_positions=None):
-            given = {"padding_mask": padding_mask, "query_positions": query_positions}
-            names = [name for name, value in given.items() if value is not None]
+            def on_hidden_states(hidden_states):
+                return layer_call(
+                    hidden_states,
+                    padding_mask=padding_mask,
+                    training=training,
+                    query_positions=query_positions,
+                )
 
-            def on_tensors(inputs, *values):
-                tensors = dict(zip(names, values, strict=True))
-                return layer_call(inputs, training=training, **tensors)
-
-            return keras.remat(on_tensors)(inputs, *[given[name] for name in names])
+            return keras.remat(on_hidden_states)(inputs)
 
         return call
 
