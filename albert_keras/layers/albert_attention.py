@@ -7,6 +7,7 @@ from keras import ops
 
 from albert_keras.layers.accelerator import fused_attention_is_faster
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.position_gather import take_positions
 
 # None: each call chooses its attention path (see `AlbertAttention`);
@@ -100,9 +101,7 @@ class AlbertAttention(keras.layers.Layer):
         def dense(name):
             return keras.layers.Dense(
                 hidden_size,
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=initializer_range
-                ),
+                kernel_initializer=HostTruncatedNormal(stddev=initializer_range),
                 dtype=self.dtype_policy,
                 name=name,
             )

@@ -5,6 +5,7 @@ from keras import ops
 
 from albert_keras.layers.activations import get_activation
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -44,7 +45,7 @@ class AlbertFeedForward(keras.layers.Layer):
         self.activation_fn = get_activation(activation)
         self.dropout = dropout
         self.initializer_range = initializer_range
-        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        initializer = HostTruncatedNormal(stddev=initializer_range)
         self.intermediate = keras.layers.Dense(
             intermediate_size,
             kernel_initializer=initializer,

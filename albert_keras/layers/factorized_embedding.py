@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -71,7 +72,7 @@ class FactorizedEmbedding(keras.layers.Layer):
             )
 
     def _initializer(self):
-        return keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        return HostTruncatedNormal(stddev=self.initializer_range)
 
     def build(self, input_shape=None):
         e = self.embedding_size

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.activations import get_activation
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.position_gather import take_positions
 
 
@@ -49,9 +50,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.embedding_size = embedding_layer.embedding_size
         self.dense = keras.layers.Dense(
             self.embedding_size,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=initializer_range
-            ),
+            kernel_initializer=HostTruncatedNormal(stddev=initializer_range),
             dtype=self.dtype_policy,
             name="transform",
         )

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
+
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class SentenceOrderHead(keras.layers.Layer):
@@ -30,9 +32,7 @@ class SentenceOrderHead(keras.layers.Layer):
     def build(self, input_shape):
         self.output_weights = self.add_weight(
             shape=(2, self.hidden_size),
-            initializer=keras.initializers.TruncatedNormal(
-                stddev=self.initializer_range
-            ),
+            initializer=HostTruncatedNormal(stddev=self.initializer_range),
             name="output_weights",
         )
         self.output_bias = self.add_weight(

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.position_gather import take_positions
 
 _NEG = 1e30
@@ -77,9 +78,7 @@ class SquadV2Head(keras.layers.Layer):
                 units,
                 activation=activation,
                 use_bias=use_bias,
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=initializer_range
-                ),
+                kernel_initializer=HostTruncatedNormal(stddev=initializer_range),
                 dtype=self.dtype_policy,
                 name=name,
             )

@@ -9,6 +9,7 @@ from keras import ops
 
 from albert_keras.config import AlbertConfig
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import lists_as_arrays, select_inputs
@@ -96,9 +97,7 @@ class AlbertBackbone(keras.Model):
         self.pooler = keras.layers.Dense(
             config.hidden_size,
             activation="tanh",
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range
-            ),
+            kernel_initializer=HostTruncatedNormal(stddev=config.initializer_range),
             dtype=dtype,
             name="pooler",
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.models.task_model import TaskModel
 
 
@@ -47,9 +48,7 @@ class AlbertClassifier(TaskModel):
         )
         self.classifier = keras.layers.Dense(
             num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range
-            ),
+            kernel_initializer=HostTruncatedNormal(stddev=config.initializer_range),
             dtype=backbone.dtype_policy,
             name="classifier",
         )

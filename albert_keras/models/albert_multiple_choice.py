@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.models.task_model import TaskModel
 
 
@@ -67,9 +68,7 @@ class AlbertMultipleChoice(TaskModel):
         )
         self.choice_head = keras.layers.Dense(
             1,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range
-            ),
+            kernel_initializer=HostTruncatedNormal(stddev=config.initializer_range),
             dtype=backbone.dtype_policy,
             name="choice_head",
         )

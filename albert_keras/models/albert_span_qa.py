@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.models.task_model import TaskModel
 
 
@@ -34,9 +35,7 @@ class AlbertSpanQA(TaskModel):
         self.backbone = backbone
         self.span_head = keras.layers.Dense(
             2,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range
-            ),
+            kernel_initializer=HostTruncatedNormal(stddev=config.initializer_range),
             dtype=backbone.dtype_policy,
             name="span_head",
         )

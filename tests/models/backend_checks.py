@@ -27,7 +27,8 @@ def forward(work, sharing):
     """A forward pass from the weights and inputs the test saved."""
     with open(os.path.join(work, f"config_{sharing}.json")) as f:
         config = AlbertConfig.from_dict(json.load(f))
-    model = AlbertPretrainer(AlbertBackbone(config))
+    with _counting_sampler() as sampled:
+        model = AlbertPretrainer(AlbertBackbone(config))
     weights = np.load(os.path.join(work, f"w_{sharing}.npz"))
     model.set_weights([weights[f"w{i}"] for i in range(len(weights.files))])
     x = dict(np.load(os.path.join(work, "x.npz")))
@@ -40,7 +41,30 @@ def forward(work, sharing):
         mlm_logits=keras.ops.convert_to_numpy(out["mlm_logits"]),
         sop_logits=keras.ops.convert_to_numpy(out["sop_logits"]),
     )
-    return {}
+    return {"compiled_samplers": len(sampled)}
+
+
+@contextlib.contextmanager
+def _counting_sampler():
+    """The shapes JAX's compiled truncated-normal sampler drew while in it
+    (each new one an XLA compilation); nothing counted on other backends."""
+    sampled = []
+    if keras.backend.backend() != "jax":
+        yield sampled
+        return
+    import jax
+
+    original = jax.random.truncated_normal
+
+    def counted(*args, shape=None, **kwargs):
+        sampled.append(shape)
+        return original(*args, shape=shape, **kwargs)
+
+    jax.random.truncated_normal = counted
+    try:
+        yield sampled
+    finally:
+        jax.random.truncated_normal = original
 
 
 def forward_all(work):
