@@ -141,3 +141,18 @@ def test_finetune_learning_rate_defaults_to_the_commands_auto():
     bench = load("bench_finetune")
     assert bench.parse_args([]).learning_rate is None
     assert bench.parse_args(["--learning-rate", "5e-5"]).learning_rate == 5e-5
+
+
+def test_model_build_refuses_an_unknown_config(capsys):
+    with pytest.raises(SystemExit):
+        load("bench_model_build").main(["--configs", "tiny,huge"])
+    assert "unknown --configs huge; known: tiny, base" in capsys.readouterr().err
+
+
+def test_model_build_compares_like_with_like():
+    """Ours and keras-hub's backbone have the same weights (tiny config)."""
+    bench = load("bench_model_build")
+    ours = bench.build({"config": "tiny", "impl": "ours"})
+    hub = bench.build({"config": "tiny", "impl": "keras_hub"})
+    assert ours["parameters"] == hub["parameters"] > 0
+    assert 0 < ours["cpu_seconds"] and 0 < hub["cpu_seconds"]
