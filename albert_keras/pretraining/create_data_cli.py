@@ -232,10 +232,10 @@ def run(args) -> int:
         format_stats,
     )
     from albert_keras.pretraining.shard_files import output_paths, refuse_other_shards
-    from albert_keras.pretraining.text_documents import expand_inputs
     from albert_keras.sample_text import CORPUS_PATH
+    from albert_keras.tokenizers.vocabulary import input_paths
 
-    inputs = expand_inputs(args.input or [CORPUS_PATH])
+    inputs = input_paths(args.input or [CORPUS_PATH])
     shards = args.num_shards or len(inputs)
     refuse_other_shards(args.output, output_paths(args.output, shards))
     stats = create_pretraining_data(

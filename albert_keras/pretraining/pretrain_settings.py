@@ -70,9 +70,9 @@ def _input_fingerprint(inputs):
     """SHA-256 over the --input files' bytes, in order; None: the embedded corpus."""
     if not inputs:
         return None
-    from albert_keras.pretraining.text_documents import expand_inputs
+    from albert_keras.tokenizers.vocabulary import input_paths
 
-    return file_fingerprint([file_fingerprint(p) for p in expand_inputs(inputs)])
+    return file_fingerprint([file_fingerprint(p) for p in input_paths(inputs)])
 
 
 # The flags that change the data a run makes (not how fast it is made).

@@ -47,7 +47,8 @@ from albert_keras.pretraining.file_instances import (
 from albert_keras.pretraining.ngram_masker import NgramMasker
 from albert_keras.pretraining.pretraining_data_options import PretrainingDataOptions
 from albert_keras.pretraining.shard_files import merge_shards, output_paths
-from albert_keras.pretraining.text_documents import expand_inputs, read_documents
+from albert_keras.pretraining.text_documents import read_documents
+from albert_keras.tokenizers.vocabulary import input_paths
 
 
 class _Progress:
@@ -182,7 +183,7 @@ def _create_instances(
 ) -> tuple[dict, dict | None]:
     """`create_pretraining_data`'s work: records in `output`, or arrays if None."""
     start_time = time.perf_counter()
-    paths = expand_inputs(input_files)
+    paths = input_paths(input_files)
     outputs = None
     if output is not None:
         outputs = output_paths(output, options.num_shards or len(paths))

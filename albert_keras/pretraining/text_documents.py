@@ -9,7 +9,6 @@ segment pairs can also be cut inside a paragraph.
 
 from __future__ import annotations
 
-import glob
 import gzip
 import json
 import os
@@ -17,6 +16,7 @@ import re
 
 from albert_keras.atomic_files import atomic_write
 from albert_keras.tokenizers.binary_files import binary_kind
+from albert_keras.tokenizers.vocabulary import input_paths
 
 _SENTENCE_END = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?])"
@@ -127,44 +127,6 @@ def write_documents(path: str, documents: list[list[str]]) -> None:
         f.write("\n\n".join("\n".join(doc) for doc in documents) + "\n")
 
 
-def expand_inputs(input_files) -> list[str]:
-    """Files matching each path or glob, in the order given (sorted per glob).
-
-    Folders a glob matches are skipped; a folder named as such is kept (and
-    `read_documents` refuses it, naming the fix).
-
-    Args:
-        input_files: a path or glob, or a list of them.
-
-    Example:
-    >>> expand_inputs(["corpus/*.txt", "extra.txt"])  # doctest: +SKIP
-    ['corpus/a.txt', 'corpus/b.txt', 'extra.txt']
-    """
-    patterns = [input_files] if isinstance(input_files, str) else list(input_files)
-    if not patterns:
-        raise ValueError("No input files given. Pass text files or glob patterns.")
-    paths = []
-    for pattern in patterns:
-        matched = sorted(glob.glob(pattern)) or (
-            [pattern] if os.path.exists(pattern) else []
-        )
-        if glob.has_magic(pattern) and matched:  # folders a glob matches: skipped
-            files = [path for path in matched if not os.path.isdir(path)]
-            if not files:
-                raise ValueError(
-                    f"{pattern!r} matches only folders ({', '.join(matched[:3])}); "
-                    "pass the text files in them (e.g. 'corpus/*/*.txt')."
-                )
-            matched = files
-        if not matched:
-            raise ValueError(
-                f"No input file matches {pattern!r}. Check the path; quote globs "
-                "such as 'corpus/*.txt' so the shell does not expand them."
-            )
-        paths.extend(matched)
-    return paths
-
-
 def hold_out_documents(
     input_files, folder: str, every: int = 10, max_documents: int | None = None
 ):
@@ -205,7 +167,7 @@ def hold_out_documents(
             f"training). Received: every={every!r}"
         )
     train, held, counts = [], [], {}
-    paths = expand_inputs(input_files)
+    paths = input_paths(input_files)
     names = [os.path.basename(path) for path in paths]
     if len(set(names)) < len(names):  # same name in two folders: full paths
         names = paths

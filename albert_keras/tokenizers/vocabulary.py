@@ -31,7 +31,13 @@ SENTENCE_BYTES = 4192
 
 
 def input_paths(input_files) -> list[str]:
-    """Files named by paths or globs (sorted per glob; folders a glob matches skipped).
+    """Files matching each path or glob, in the order given (sorted per glob).
+
+    Folders a glob matches are skipped; a folder named as such is kept (and
+    the reader refuses it, naming the fix).
+
+    Args:
+        input_files: a path or glob, or a list of them.
 
     Example:
     >>> input_paths(["corpus/*.txt", "extra.txt"])  # doctest: +SKIP
@@ -39,12 +45,22 @@ def input_paths(input_files) -> list[str]:
     """
     if isinstance(input_files, (str, os.PathLike)):
         input_files = [input_files]
+    patterns = [str(pattern) for pattern in input_files]
+    if not patterns:
+        raise ValueError("No input files given. Pass text files or glob patterns.")
     paths = []
-    for pattern in map(str, input_files):
-        if os.path.exists(pattern) or not glob.has_magic(pattern):
-            paths.append(pattern)  # a missing or unreadable one: read_lines says
-            continue
-        matched = [p for p in sorted(glob.glob(pattern)) if not os.path.isdir(p)]
+    for pattern in patterns:
+        matched = sorted(glob.glob(pattern)) or (
+            [pattern] if os.path.exists(pattern) else []
+        )
+        if glob.has_magic(pattern) and matched:  # folders a glob matches: skipped
+            files = [path for path in matched if not os.path.isdir(path)]
+            if not files:
+                raise ValueError(
+                    f"{pattern!r} matches only folders ({', '.join(matched[:3])}); "
+                    "pass the text files in them (e.g. 'corpus/*/*.txt')."
+                )
+            matched = files
         if not matched:
             raise ValueError(
                 f"No input file matches {pattern!r}. Check the path; quote globs "

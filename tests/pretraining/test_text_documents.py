@@ -74,12 +74,12 @@ def test_files_with_the_same_name_are_counted_apart(tmp_path):
 def test_a_glob_skips_the_folders_it_matches(tmp_path):
     # 'corpus/*' matching a sub-folder was refused with "'corpus/sub' is a
     # folder; pass the text files in it", the wrong fix for a glob.
-    from albert_keras.pretraining.text_documents import expand_inputs
+    from albert_keras.tokenizers.vocabulary import input_paths
 
     (tmp_path / "b.txt").write_text("One.\nTwo.\n", encoding="utf-8")
     (tmp_path / "a.txt").mkdir()
-    assert expand_inputs([str(tmp_path / "*.txt")]) == [str(tmp_path / "b.txt")]
+    assert input_paths([str(tmp_path / "*.txt")]) == [str(tmp_path / "b.txt")]
     with pytest.raises(ValueError, match="matches only folders"):
-        expand_inputs([str(tmp_path / "a*")])
+        input_paths([str(tmp_path / "a*")])
     with pytest.raises(ValueError, match="is a folder; pass the text files in it"):
         read_documents(str(tmp_path / "a.txt"))  # named, not globbed
