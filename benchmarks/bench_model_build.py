@@ -41,17 +41,10 @@ def build(job: dict) -> dict:
     if job["impl"] == "keras_hub":
         import keras_hub
 
-        def make():
-            return keras_hub.models.AlbertBackbone(
-                vocabulary_size=config.vocab_size,
-                num_layers=config.num_hidden_layers,
-                num_heads=config.num_attention_heads,
-                num_groups=config.num_hidden_groups,
-                embedding_dim=config.embedding_size,
-                hidden_dim=config.hidden_size,
-                intermediate_dim=config.intermediate_size,
-                max_sequence_length=config.max_position_embeddings,
-            )
+        from checkpoints_convert.keras_hub_names import keras_hub_config
+
+        def make():  # the converter's mapping of our config to keras-hub's
+            return keras_hub.models.AlbertBackbone(**keras_hub_config(config))
     else:
 
         def make():

@@ -198,3 +198,11 @@ def subprocess_json(argv) -> dict:
         env=env,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def fast_xla_flags() -> str:
+    """XLA_FLAGS for a fresh Python: the inherited ones (conftest.py's thread
+    share) and XLA's CPU code unoptimized, compiled in a fraction of the time
+    (the tiny test models run about as fast)."""
+    flags = [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
+    return " ".join(flags).strip()

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+from albert_test_case import fast_xla_flags
 
 from albert_keras.layers import albert_attention
 from albert_keras.layers.accelerator import fused_attention_is_faster
@@ -45,9 +46,7 @@ def test_fused_and_explicit_attention_agree(backend, monkeypatch):
         diffs = _differences_here(monkeypatch)
     else:
         env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-        # XLA's CPU code unoptimized: compiled in a fraction of the time.
-        flags = [env.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
-        env["XLA_FLAGS"] = " ".join(flags).strip()
+        env["XLA_FLAGS"] = fast_xla_flags()
         result = subprocess.run(
             [sys.executable, SCRIPT], env=env, capture_output=True, text=True
         )

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from albert_test_case import max_abs_diff, random_inputs
+from albert_test_case import fast_xla_flags, max_abs_diff, random_inputs
 from numpy_ops import randomize
 
 from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
@@ -34,9 +34,7 @@ CHECKS = {
 # the time, and these tiny models run about as fast.
 QUIET_FAST_XLA = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
-    "XLA_FLAGS": " ".join(
-        [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
-    ).strip(),
+    "XLA_FLAGS": fast_xla_flags(),
 }
 
 

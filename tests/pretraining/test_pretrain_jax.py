@@ -11,13 +11,13 @@ import sys
 import keras
 import numpy as np
 import pytest
+from albert_test_case import fast_xla_flags
 
 HERE = os.path.dirname(__file__)
 JOB = os.path.join(HERE, "jax_pretrain_job.py")
 # XLA's CPU code unoptimized: it compiles in a fraction of the time, and
 # these tiny steps run about as fast (what is compared is run against run).
-# (Appended to the caller's flags: conftest.py's thread share.)
-FAST_XLA = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0"
+FAST_XLA = fast_xla_flags()
 ENV = dict(
     os.environ,
     KERAS_BACKEND="jax",

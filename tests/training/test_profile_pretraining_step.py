@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from albert_test_case import fast_xla_flags
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
 
@@ -13,8 +15,7 @@ def test_smoke_profile_sums_the_traced_operations(tmp_path):
     env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
     # XLA without LLVM's optimizations: the compile is most of the run, and
     # what is summed (the traced operations) is there all the same.
-    flags = [env.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
-    env["XLA_FLAGS"] = " ".join(flags).strip()
+    env["XLA_FLAGS"] = fast_xla_flags()
     result = subprocess.run(
         [
             sys.executable,
