@@ -10,6 +10,7 @@ from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
     quantize_again,
+    quantize_quietly,
     quantized_config,
 )
 
@@ -61,6 +62,12 @@ class TaskModel(keras.Model):
             self._per_replica_xla = True
             self._xla_gradients = None
 
+    def quantize(self, mode=None, **kwargs):
+        """`keras.Model.quantize`, with one garbage collection at the end
+        instead of one per kernel replaced (seconds on a large model), and no
+        warning for each layer that has nothing to quantize."""
+        quantize_quietly(super().quantize, mode, **kwargs)
+
     def compile_from_config(self, config):
         # `compile` above only adds per-replica XLA to Keras's, so a saved
         # model recompiles as Keras would do it (Keras skips models that
@@ -77,6 +84,8 @@ class TaskModel(keras.Model):
         # only the shapes matter, so take the local replica's values.
         import tensorflow as tf  # only the TensorFlow trainer calls this
 
+        if self._distribute_strategy is None:
+            return self._build_before_tracing(iterator, data_batch)
         mwms = tf.distribute.MultiWorkerMirroredStrategy
         if iterator is not None and isinstance(self.distribute_strategy, mwms):
             for _, _, it in iterator:
@@ -92,6 +101,20 @@ class TaskModel(keras.Model):
                 break
             iterator = None
         return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    def _build_before_tracing(self, iterator, data_batch):
+        # Without a strategy Keras creates the optimizer's slots and the
+        # metric and loss trackers inside the first trace of the train (or
+        # test) step; a `tf.function` that creates variables traces again,
+        # so the whole step was traced twice (about half the CPU time of a
+        # small model's first `fit`). Build them first, from the batch's
+        # shapes alone: no batch is taken from the iterator. (If a Keras
+        # upgrade renames the iterator's dataset, Keras's own way runs.)
+        if data_batch is None:
+            dataset = getattr(iterator, "_distributed_dataset", None)
+            data_batch = getattr(dataset, "element_spec", None)
+        if data_batch is not None:
+            self._symbolic_build(data_batch=data_batch)
 
     def _gradients(self, x, y, sample_weight):
         # Mirrors Keras's TensorFlow `train_step` up to the gradients.
