@@ -92,15 +92,33 @@ def quantize_again(model, modes: dict, skip=None) -> None:
         def wanted(layer, mode=mode):
             return id(layer) in own_ids and modes.get(layer.path) == mode
 
-        with warnings.catch_warnings(), _one_collection():
+        with warnings.catch_warnings(), one_collection():
             # "Layer X does not have a `quantize` method": only the layers
             # filtered in are quantized, the others are asked too.
             warnings.simplefilter("ignore", UserWarning)
             model.quantize(mode, filters=wanted)
 
 
+def quantize_quietly(quantize, mode=None, **kwargs) -> None:
+    """Runs a model's `keras.Model.quantize` (passed bound, as `super().quantize`)
+    with one garbage collection at the end, not one per float kernel dropped,
+    and without Keras's warning for each layer that has nothing to quantize
+    (LayerNorm, dropout, the inputs).
+
+    Args:
+        quantize: the bound `keras.Model.quantize`.
+        mode: "int8", ... as `keras.Model.quantize`.
+        **kwargs: its other arguments (`config`, `filters`).
+    """
+    with warnings.catch_warnings(), one_collection():
+        warnings.filterwarnings(
+            "ignore", "Layer .* does not have a `quantize` method", UserWarning
+        )
+        quantize(mode, **kwargs)
+
+
 @contextlib.contextmanager
-def _one_collection():
+def one_collection():
     """One `gc.collect()` at the end instead of one per float kernel dropped.
 
     Keras's `Layer.__delattr__` collects after each variable it deletes, which
