@@ -150,9 +150,11 @@ def test_model_build_refuses_an_unknown_config(capsys):
 
 
 def test_model_build_compares_like_with_like():
-    """Ours and keras-hub's backbone have the same weights (tiny config)."""
+    """Ours and keras-hub's backbone have the same weights (tiny config), and
+    `--first-step` fits both heads one step."""
     bench = load("bench_model_build")
-    ours = bench.build({"config": "tiny", "impl": "ours"})
-    hub = bench.build({"config": "tiny", "impl": "keras_hub"})
+    ours = bench.build({"config": "tiny", "impl": "ours", "first_step": True})
+    hub = bench.build({"config": "tiny", "impl": "keras_hub", "first_step": True})
     assert ours["parameters"] == hub["parameters"] > 0
     assert 0 < ours["cpu_seconds"] and 0 < hub["cpu_seconds"]
+    assert 0 < ours["step_cpu_seconds"] and 0 < hub["step_cpu_seconds"]
