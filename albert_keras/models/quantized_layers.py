@@ -92,9 +92,10 @@ def quantize_again(model, modes: dict, skip=None) -> None:
         def wanted(layer, mode=mode):
             return id(layer) in own_ids and modes.get(layer.path) == mode
 
-        with warnings.catch_warnings(), one_collection():
+        with warnings.catch_warnings():
             # "Layer X does not have a `quantize` method": only the layers
-            # filtered in are quantized, the others are asked too.
+            # filtered in are quantized, the others are asked too. (Our
+            # models' `quantize` is `quantize_quietly`: one collection.)
             warnings.simplefilter("ignore", UserWarning)
             model.quantize(mode, filters=wanted)
 
@@ -110,7 +111,7 @@ def quantize_quietly(quantize, mode=None, **kwargs) -> None:
         mode: "int8", ... as `keras.Model.quantize`.
         **kwargs: its other arguments (`config`, `filters`).
     """
-    with warnings.catch_warnings(), one_collection():
+    with warnings.catch_warnings(), _one_collection():
         warnings.filterwarnings(
             "ignore", "Layer .* does not have a `quantize` method", UserWarning
         )
@@ -118,7 +119,7 @@ def quantize_quietly(quantize, mode=None, **kwargs) -> None:
 
 
 @contextlib.contextmanager
-def one_collection():
+def _one_collection():
     """One `gc.collect()` at the end instead of one per float kernel dropped.
 
     Keras's `Layer.__delattr__` collects after each variable it deletes, which
