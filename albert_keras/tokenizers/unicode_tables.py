@@ -6,8 +6,8 @@ Zs, Mn and P*, `str.lower()`. RE2's `\\p{..}` classes and ICU's case mapping
 follow other Unicode versions and other definitions (`\\p{Mn}` is not
 "combining class != 0": Devanagari vowel signs are Mn with class 0, which the
 official code keeps), so every class here is computed from the running
-Python, code point by code point, and written out as explicit ranges. The
-tables are computed once per process (about a second) and baked into the
+Python, for every code point, and written out as explicit ranges. The
+tables are computed once per process (under half a second) and baked into the
 graph as constants, so an exported model keeps them.
 
 Example:
@@ -30,36 +30,103 @@ FINAL_SIGMA = 0x3C2
 _SCANNED = (range(0x40000), range(0xE0000, 0xE1000))
 
 
-def _code_points():
-    for block in _SCANNED:
-        for cp in block:
-            if not 0xD800 <= cp <= 0xDFFF:
-                yield cp
+def _code_points() -> np.ndarray:
+    scanned = np.concatenate([np.arange(block.start, block.stop) for block in _SCANNED])
+    return scanned[(scanned < 0xD800) | (scanned > 0xDFFF)]
+
+
+# The official `BasicTokenizer._is_chinese_char`'s blocks.
+_CJK = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)  # fmt: skip
+_ASCII_PUNCTUATION = ((33, 47), (58, 64), (91, 96), (123, 126))
+_NAMES = (
+    "whitespace", "other_whitespace", "combining", "clean_drop", "clean_space",
+    "nonspacing_mark", "punctuation", "cjk", "case_ignorable", "cased_stop",
+)  # fmt: skip
 
 
 def _is_punctuation(char: str) -> bool:
     # The official `_is_punctuation`: non-alphanumeric ASCII, or category P*.
     cp = ord(char)
-    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+    if any(first <= cp <= last for first, last in _ASCII_PUNCTUATION):
         return True
     return unicodedata.category(char).startswith("P")
 
 
 def _is_cjk(cp: int) -> bool:
     # The official `BasicTokenizer._is_chinese_char`.
-    return (
-        0x4E00 <= cp <= 0x9FFF
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x20000 <= cp <= 0x2A6DF
-        or 0x2A700 <= cp <= 0x2B73F
-        or 0x2B740 <= cp <= 0x2B81F
-        or 0x2B820 <= cp <= 0x2CEAF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x2F800 <= cp <= 0x2FA1F
-    )
+    return any(first <= cp <= last for first, last in _CJK)
 
 
-def _sigma_tests(char: str) -> tuple[bool, bool]:
+def _within(points: np.ndarray, blocks) -> np.ndarray:
+    return np.logical_or.reduce([(points >= a) & (points <= b) for a, b in blocks])
+
+
+@functools.cache
+def _characters() -> tuple[np.ndarray, list[str]]:
+    """The scanned code points, and each as a one-character string."""
+    points = _code_points()
+    return points, list(map(chr, points.tolist()))
+
+
+@functools.cache
+def _lowered() -> list[str]:
+    """`str.lower()` of each scanned character on its own."""
+    return list(map(str.lower, _characters()[1]))
+
+
+@functools.cache
+def _category_masks() -> dict[str, np.ndarray]:
+    """The tests decided by `unicodedata` and `str.isspace`, for every character.
+
+    whitespace: `str.split()` / `str.strip()` whitespace (preprocess_text's
+    collapse); combining: what preprocess_text drops after NFKD; clean_drop:
+    what `_clean_text` drops (controls, formats, NUL, U+FFFD); clean_space:
+    what it turns into a space (whitespace_tokenize then splits on `str.split()`
+    whitespace, of which U+2028 and U+2029 are still left); nonspacing_mark:
+    what `_run_strip_accents` drops after NFD.
+    """
+    points, chars = _characters()
+    category = np.array(list(map(unicodedata.category, chars)))
+    space = np.fromiter(map(str.isspace, chars), bool, len(chars))
+    combining = np.fromiter(map(unicodedata.combining, chars), np.int64, len(chars))
+    control = (category == "Cc") | (category == "Cf")
+    tab_or_newline = np.isin(points, (9, 10, 13))
+    return {
+        "whitespace": space,
+        "other_whitespace": space & (points != 32),
+        "combining": combining != 0,
+        "clean_drop": ~tab_or_newline & (np.isin(points, (0, 0xFFFD)) | control),
+        "clean_space": (points != 32)
+        & (tab_or_newline | (category == "Zs") | (space & ~control)),
+        "nonspacing_mark": category == "Mn",
+        "punctuation": _within(points, _ASCII_PUNCTUATION)
+        | np.char.startswith(category, "P"),
+        "cjk": _within(points, _CJK),
+    }
+
+
+def _final_sigma_after(prefix: str) -> np.ndarray:
+    """Whether `(prefix + char + "Σ").lower()` ends in "ς", for every character.
+
+    One `lower()` call for all: each group starts with a space, which is
+    neither cased nor case-ignorable, so it ends the context both ways and
+    every group is lowered as it would be alone.
+    """
+    chars = _characters()[1]
+    text = "".join([f" {prefix}{char}\u03a3" for char in chars])
+    lowered = np.frombuffer(text.lower().encode("utf-32-le"), np.uint32)
+    lengths = np.fromiter(map(len, _lowered()), np.int64, len(chars))
+    ends = np.cumsum(lengths + len(prefix) + 2) - 1
+    if ends[-1] != lowered.size - 1:
+        raise AssertionError("a character lowercased differently inside a group")
+    return lowered[ends] == FINAL_SIGMA
+
+
+@functools.cache
+def _sigma_masks() -> dict[str, np.ndarray]:
     """(case-ignorable, cased and not case-ignorable), as Python's lower() sees them.
 
     Python lowercases "Σ" to "ς" when a cased letter precedes it and none
@@ -67,39 +134,9 @@ def _sigma_tests(char: str) -> tuple[bool, bool]:
     expose those two properties; asking `lower()` itself gets them right for
     this very Python.
     """
-    cased_stop = (" " + char + "\u03a3").lower()[-1] == "\u03c2"
-    skipped_or_cased = ("A" + char + "\u03a3").lower()[-1] == "\u03c2"
-    return skipped_or_cased and not cased_stop, cased_stop
-
-
-_PREDICATES = {
-    # str.split() / str.strip() whitespace (preprocess_text's collapse).
-    "whitespace": lambda c: c.isspace(),
-    "other_whitespace": lambda c: c.isspace() and c != " ",
-    # What preprocess_text drops after NFKD.
-    "combining": lambda c: unicodedata.combining(c) != 0,
-    # _clean_text: dropped characters (controls, formats, NUL, U+FFFD) ...
-    "clean_drop": lambda c: (
-        c not in "\t\n\r"
-        and (ord(c) in (0, 0xFFFD) or unicodedata.category(c) in ("Cc", "Cf"))
-    ),
-    # ... and characters that become a space; then whitespace_tokenize splits
-    # on str.split() whitespace, of which U+2028 and U+2029 are still left.
-    "clean_space": lambda c: (
-        c != " "
-        and (
-            c in "\t\n\r"
-            or unicodedata.category(c) == "Zs"
-            or (c.isspace() and unicodedata.category(c) not in ("Cc", "Cf"))
-        )
-    ),
-    # _run_strip_accents after NFD.
-    "nonspacing_mark": lambda c: unicodedata.category(c) == "Mn",
-    "punctuation": _is_punctuation,
-    "cjk": lambda c: _is_cjk(ord(c)),
-    "case_ignorable": lambda c: _sigma_tests(c)[0],
-    "cased_stop": lambda c: _sigma_tests(c)[1],
-}
+    cased_stop = _final_sigma_after("")
+    skipped_or_cased = _final_sigma_after("A")
+    return {"case_ignorable": skipped_or_cased & ~cased_stop, "cased_stop": cased_stop}
 
 
 @functools.cache
@@ -115,23 +152,24 @@ def ranges(name: str) -> tuple[tuple[int, int], ...]:
     """
     if name == "lower_fixups":
         return _merge(_lower_fixups())
-    if name not in _PREDICATES:
+    if name not in _NAMES:
         raise ValueError(
             f"Unknown character test. Received: {name!r}. Allowed: "
-            f"{sorted([*_PREDICATES, 'lower_fixups'])}"
+            f"{sorted([*_NAMES, 'lower_fixups'])}"
         )
-    test = _PREDICATES[name]
-    return _merge(cp for cp in _code_points() if test(chr(cp)))
+    masks = _sigma_masks() if name in ("case_ignorable", "cased_stop") else None
+    mask = (masks or _category_masks())[name]
+    return _merge(_characters()[0][mask])
 
 
 def _merge(code_points) -> tuple[tuple[int, int], ...]:
-    merged = []
-    for cp in sorted(code_points):
-        if merged and cp == merged[-1][1] + 1:
-            merged[-1][1] = cp
-        else:
-            merged.append([cp, cp])
-    return tuple((a, b) for a, b in merged)
+    points = np.unique(np.asarray(code_points, np.int64))
+    if not points.size:
+        return ()
+    gaps = np.flatnonzero(np.diff(points) != 1)
+    firsts = np.concatenate([points[:1], points[gaps + 1]])
+    lasts = np.concatenate([points[gaps], points[-1:]])
+    return tuple(zip(firsts.tolist(), lasts.tolist(), strict=True))
 
 
 def regex_class(name: str) -> str:
@@ -154,15 +192,16 @@ def lowercase_map() -> tuple[np.ndarray, np.ndarray]:
     follows lowercasing for WordPiece). Capital sigma maps to "σ"; the final
     form is decided in context.
     """
-    keys, values = [], []
-    for cp in _code_points():
-        lower = chr(cp).lower()
-        if lower != chr(cp):
-            if len(lower) > 1 and cp != 0x130:
-                raise AssertionError(f"unexpected multi-character lower of {cp:x}")
-            keys.append(cp)
-            values.append(ord(lower[0]))
-    return np.array(keys, np.int32), np.array(values, np.int32)
+    points, chars = _characters()
+    lowered = _lowered()
+    changed = [
+        i for i, (c, low) in enumerate(zip(chars, lowered, strict=True)) if c != low
+    ]
+    for i in changed:
+        if len(lowered[i]) > 1 and points[i] != 0x130:
+            raise AssertionError(f"unexpected multi-character lower of {points[i]:x}")
+    values = [ord(lowered[i][0]) for i in changed]
+    return points[changed].astype(np.int32), np.array(values, np.int32)
 
 
 @functools.cache
@@ -174,16 +213,13 @@ def _lower_fixups() -> tuple[int, ...]:
     """
     import tensorflow as tf
 
-    points = list(_code_points())
-    chars = [chr(cp).encode("utf-8") for cp in points]
+    points, chars = _characters()
     with tf.init_scope():  # eager, even when first asked inside a tf.function
-        lowered = tf.strings.lower(tf.constant(chars), encoding="utf-8").numpy()
-    wrong = {
-        cp
-        for cp, char, got in zip(points, chars, lowered, strict=True)
-        if got.decode("utf-8") != char.decode("utf-8").lower()
-    }
-    return tuple(sorted(wrong | {0, SIGMA}))
+        encoded = tf.constant([char.encode("utf-8") for char in chars])
+        lowered = tf.strings.lower(encoded, encoding="utf-8").numpy()
+    expected = [low.encode("utf-8") for low in _lowered()]
+    wrong = [got != want for got, want in zip(lowered, expected, strict=True)]
+    return tuple(sorted({*points[wrong].tolist(), 0, SIGMA}))
 
 
 # --- in-graph operations ------------------------------------------------------
