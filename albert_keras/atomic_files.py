@@ -28,9 +28,10 @@ import shutil
 TEMPORARY_MARK = ".tmp-"
 
 
-def make_folder(folder: str, output: str) -> None:
+def make_folder(folder: str, output: str) -> list[str]:
     """`os.makedirs(folder)` for the file or folder `output`; where it cannot
     (a file in the way, no permission), a ValueError that names both.
+    Returns the folders it made, deepest first (for `remove_empty_folders`).
 
     >>> import tempfile
     >>> file = os.path.join(tempfile.mkdtemp(), "a.txt")
@@ -39,6 +40,10 @@ def make_folder(folder: str, output: str) -> None:
     Traceback (most recent call last):
     ValueError: Cannot write 'out': its folder '...' cannot be created ...
     """
+    made, path = [], os.path.abspath(folder)
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        made.append(path)
+        path = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
@@ -46,6 +51,17 @@ def make_folder(folder: str, output: str) -> None:
             f"Cannot write {str(output)!r}: its folder {str(folder)!r} cannot be "
             f"created ({e.strerror}). Give an output path in a writable folder."
         ) from None
+    return made
+
+
+def remove_empty_folders(folders: list[str]) -> None:
+    """Removes the folders `make_folder` made, deepest first, while they are
+    empty: a refused run leaves no empty output folder behind."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return  # not empty (or gone): keep it and the folders above
 
 
 def temporary_path(path: str) -> str:

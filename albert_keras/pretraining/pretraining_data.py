@@ -36,7 +36,7 @@ from collections import Counter
 
 import numpy as np
 
-from albert_keras.atomic_files import make_folder
+from albert_keras.atomic_files import make_folder, remove_empty_folders
 from albert_keras.pretraining.example_encoder import FEATURE_ORDER
 from albert_keras.pretraining.file_instances import (
     FileJob,
@@ -184,10 +184,10 @@ def _create_instances(
     """`create_pretraining_data`'s work: records in `output`, or arrays if None."""
     start_time = time.perf_counter()
     paths = input_paths(input_files)
-    outputs = None
+    outputs, made, done = None, [], False
     if output is not None:
         outputs = output_paths(output, options.num_shards or len(paths))
-        make_folder(os.path.dirname(os.path.abspath(outputs[0])), output)
+        made = make_folder(os.path.dirname(os.path.abspath(outputs[0])), output)
     corpus_tokenizer = _corpus_tokenizer(vocab, options)
     sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
     progress = _Progress(sum(sizes) * (1 + options.dupe_factor), options.verbose)
@@ -221,11 +221,14 @@ def _create_instances(
             )
         if outputs is not None:
             merge_shards(temp_paths, outputs)
+        done = True
     finally:
         progress.close()
         for temp in temp_paths:
             if os.path.exists(temp):
                 os.remove(temp)
+        if not done:  # refused or failed: no empty output folder left behind
+            remove_empty_folders(made)
     stats = _stats(totals, span_words, sum(sizes), time.perf_counter() - start_time)
     if outputs is None:
         features = {k: np.concatenate([a[k] for a in arrays]) for k in FEATURE_ORDER}
@@ -317,22 +320,9 @@ def _run_files(
 
 def _stats(totals, span_words, input_bytes, seconds) -> dict:
     """`create_pretraining_data`'s stats (without `files`) from the totals."""
-    stats = {
-        key: int(totals[key])
-        for key in (
-            "instances",
-            "documents",
-            "segments",
-            "tokens",
-            "masked",
-            "label_0",
-            "label_1",
-            "skipped_segments",
-            "empty_files",
-            "pieces",
-            "unknown",
-        )
-    }
+    keys = "instances documents segments tokens masked label_0 label_1 "
+    keys += "skipped_segments empty_files pieces unknown"
+    stats = {key: int(totals[key]) for key in keys.split()}
     stats["masked_fraction"] = stats["masked"] / max(stats["tokens"], 1)
     stats["ngram_lengths"] = NgramMasker.histogram(span_words)
     stats["bytes"] = int(input_bytes)

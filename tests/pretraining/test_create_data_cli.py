@@ -143,3 +143,20 @@ def test_a_second_run_with_other_shards_does_not_mix_with_the_first(tmp_path, ca
     assert "num_shards" in capsys.readouterr().err
     assert main([*argv, "--max-seq-length", "32", "--num-shards", "3"]) == 2
     assert "wiki-00000-of-00001.tfrecord" in capsys.readouterr().err
+
+
+def test_a_refused_input_leaves_no_output_folder(tmp_path, capsys):
+    # The --output folder was made before the input was read: an empty corpus
+    # (or one of a single line) left an empty folder behind.
+    from albert_keras.cli import main
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    out = tmp_path / "new" / "out"
+    assert main(["create-data", "--input", str(empty), "--output", f"{out}/"]) == 2
+    assert "No training instance" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == ["empty.txt"]
+    (tmp_path / "kept").mkdir()  # a folder that was there stays
+    argv = ["create-data", "--input", str(empty), "--output", f"{tmp_path}/kept/"]
+    assert main(argv) == 2
+    assert os.path.isdir(tmp_path / "kept")

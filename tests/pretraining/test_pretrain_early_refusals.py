@@ -88,3 +88,15 @@ def test_another_vocab_is_refused_even_with_force_resume(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "data was made from other text or flags" in err and "vocab" in err
+
+
+def test_a_refused_corpus_leaves_no_run_folder(tmp_path, capsys):
+    # An empty corpus was refused after the run folder got its .lock and an
+    # empty data/train/: the folder of a run that never started stayed behind.
+    corpus = tmp_path / "empty.txt"
+    corpus.write_text("", encoding="utf-8")
+    args = ["pretrain", "--input", str(corpus), "--preset", "albert_tiny"]
+    args += ["--output-dir", str(tmp_path / "run"), "--vocab", SPM_MODEL_PATH]
+    assert main(args + ["--steps", "2"]) == 2
+    assert "No training instance" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "run")
