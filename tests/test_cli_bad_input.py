@@ -68,6 +68,16 @@ def test_predict_output_folder_problems_are_named(tmp_path, output):
         run_prediction(str(tmp_path), TASK, output=output)
 
 
+def test_predict_output_of_a_new_folder_is_named(tmp_path):
+    """`--output out/` (a folder not made yet) is refused before the model
+    loads, not a NotADirectoryError traceback after predicting."""
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    output = str(tmp_path / "out") + "/"
+    with pytest.raises(ValueError, match="--output .* names a folder"):
+        run_prediction(str(tmp_path), TASK, output=output)
+
+
 @pytest.mark.parametrize("output", ["test.csv", "./test.csv", "test.metrics.json"])
 def test_predict_output_that_is_the_input_is_refused(
     capsys, tmp_path, monkeypatch, output

@@ -77,6 +77,12 @@ def check_request(sequence_length, batch_size, max_examples, output) -> None:
             )
     if output is None:
         return
+    if output.endswith(("/", os.sep)) and not os.path.isdir(output):
+        raise ValueError(
+            f"--output {output!r} names a folder (it ends with a slash); give a "
+            f"file name, e.g. {os.path.join(output, 'predictions.jsonl')!r}, in "
+            "an existing folder."
+        )
     if os.path.isdir(output):
         raise ValueError(
             f"--output {output!r} is a folder; give a file name, e.g. "
