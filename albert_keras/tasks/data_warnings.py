@@ -84,10 +84,16 @@ def _many_skipped(name, report):
         for reason, count in report.skipped.most_common(3)
         if not (name == "dev" and reason == OUTSIDE)
     )
+    if name != "dev" and report.skipped.most_common(1)[0][0] == OUTSIDE:
+        advice = (
+            "Labels outside --labels (labels=[...]) are left out as declared; "
+            "list them in --labels to train on them."
+        )
+    else:
+        advice = "Fix those records, or name the fields with the --*-field flags."
     return [
         f"{skipped:,} of {total:,} {name} records ({skipped / total:.0%}) were "
-        f"skipped ({reasons}; first lines in metrics.json, data). Fix those "
-        "records, or name the fields with the --*-field flags."
+        f"skipped ({reasons}; first lines in metrics.json, data). {advice}"
     ]
 
 

@@ -538,3 +538,17 @@ def test_a_windows_1252_file_is_refused_with_its_line(tmp_path):
     path = _bytes(tmp_path, "cp.csv", data)
     with pytest.raises(ValueError, match=r"not UTF-8 text \(byte 19, line 2\).*iconv"):
         task_from_name("classify").read(path, training=True)
+
+
+def test_train_labels_left_out_of_declared_labels_are_not_called_errors():
+    # Before: `--labels True,False` on a three-class file warned "... skipped
+    # (label outside the label set: 2 ...). Fix those records, or name the
+    # fields with the --*-field flags.": neither is the cause or the cure.
+    from albert_keras.tasks.data_warnings import data_warnings
+
+    task = task_from_name("classify", labels=("a", "b"))
+    train = task.read(_labelled(["a", "b", "c", "c", "a", "b"]), training=True)
+    dev = task.read(_labelled(["a", "b"]))
+    warning = data_warnings(task, {"train": train, "dev": dev}, 128)[0]
+    assert warning.startswith("2 of 6 train records (33%) were skipped (label")
+    assert "--*-field" not in warning and "list them in --labels" in warning
