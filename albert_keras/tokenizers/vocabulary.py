@@ -173,6 +173,7 @@ def train_sentencepiece(
     """
     import sentencepiece as spm
 
+    from albert_keras.atomic_files import remove_empty_folders
     from albert_keras.tokenizers.sentencepiece_text import preprocess_text
 
     if not isinstance(vocab_size, int) or vocab_size < 6:
@@ -182,7 +183,7 @@ def train_sentencepiece(
         )
     lines = [preprocess_text(line, lowercase) for line in read_lines(input_files)]
     check_line_lengths(lines)
-    make_folder(os.path.dirname(os.path.abspath(output_prefix)), output_prefix)
+    made = make_folder(os.path.dirname(os.path.abspath(output_prefix)), output_prefix)
     # Trained beside the target, then renamed: a kill leaves no half model.
     temporary = temporary_path(str(output_prefix))
     try:
@@ -199,17 +200,15 @@ def train_sentencepiece(
     except RuntimeError as e:
         # e.g. "Vocabulary size is too high (8000). Please set it to a value
         # <= 4107.": SentencePiece says how much the corpus allows.
-        fix = ""
-        if "too high" in str(e):
-            fix = (
-                " Ask for fewer pieces (vocab --size, pretrain --vocab-size) or "
-                "give more text."
-            )
+        fewer = " Ask for fewer pieces (vocab --size, pretrain --vocab-size)"
+        fix = f"{fewer} or give more text." if "too high" in str(e) else ""
         raise ValueError(f"SentencePiece could not train: {e}{fix}") from None
     finally:
         for suffix in (".vocab", ".model"):
             if os.path.exists(temporary + suffix):
                 os.remove(temporary + suffix)
+        if not os.path.exists(str(output_prefix) + ".model"):
+            remove_empty_folders(made)  # refused: no empty folder left behind
     return str(output_prefix) + ".model"
 
 

@@ -107,3 +107,22 @@ def test_bad_input_is_rejected_with_the_fix(tmp_path, capsys):
 
     assert main(["vocab", "--input", str(empty), "--output", str(tmp_path / "x")]) == 2
     assert "corpus is empty" in capsys.readouterr().err
+
+
+def test_a_vocabulary_too_large_for_the_text_leaves_no_folder(tmp_path, capsys):
+    # The output folder was made before SentencePiece refused the size:
+    # `vocab` left an empty folder, and `pretrain --vocab-size` a run folder
+    # holding only .lock and an empty data/.
+    from albert_keras.cli import main
+
+    text = tmp_path / "two.txt"
+    text.write_text("First sentence here.\nSecond one there.\n", encoding="utf-8")
+    argv = ["--input", str(text), "--size", "50"]
+    with pytest.raises(ValueError, match="fewer pieces"):
+        vocab([*argv, "--output", str(tmp_path / "new" / "spm")])
+    assert not (tmp_path / "new").exists()
+    run = tmp_path / "run"
+    args = ["pretrain", "--input", str(text), "--vocab-size", "50"]
+    assert main([*args, "--preset", "tiny", "--steps", "1", "--output-dir", str(run)])
+    assert "fewer pieces" in capsys.readouterr().err
+    assert not run.exists()
