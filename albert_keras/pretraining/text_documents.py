@@ -74,6 +74,12 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
+        if e.reason == "unexpected end of data":  # UTF-8, cut mid-character
+            raise ValueError(
+                f"{path!r} ends in the middle of a UTF-8 character (byte "
+                f"{e.start}, line {line}): it was cut short (head -c?). Cut "
+                f"whole lines instead, e.g. `head -n 1000`."
+            ) from None
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}: "
             f"{raw[e.start : e.start + 4]!r}). Convert it first, e.g. "

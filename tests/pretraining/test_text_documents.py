@@ -83,3 +83,18 @@ def test_a_glob_skips_the_folders_it_matches(tmp_path):
         input_paths([str(tmp_path / "a*")])
     with pytest.raises(ValueError, match="is a folder; pass the text files in it"):
         read_documents(str(tmp_path / "a.txt"))  # named, not globbed
+
+
+def test_utf8_cut_mid_character_is_not_called_latin1(tmp_path):
+    # A Chinese corpus sliced with `head -c` ends inside a character: the
+    # error said "not UTF-8 text" and advised `iconv -f latin1`, which would
+    # turn the whole (UTF-8) text into mojibake.
+    path = tmp_path / "zh.txt"
+    path.write_bytes("第一回 宴桃园豪杰三结义\n".encode()[:-2])
+    with pytest.raises(ValueError, match="cut short") as raised:
+        read_documents(str(path))
+    assert "latin1" not in str(raised.value)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("café au lait\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="iconv -f latin1"):
+        read_documents(str(latin))
