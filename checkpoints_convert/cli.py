@@ -278,7 +278,7 @@ def _to_keras_hub(args):
     import tempfile
 
     from albert_keras.tokenizers import AlbertTokenizer
-    from checkpoints_convert.keras_hub_writer import save_keras_hub_preset
+    from checkpoints_convert import keras_hub_writer
     from checkpoints_convert.loader import load_official_checkpoint
     from checkpoints_convert.preset_sources import readable_folder
 
@@ -299,8 +299,10 @@ def _to_keras_hub(args):
             _log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
             vocab = None
         before = file_states(args.output)
-        save_keras_hub_preset(model, args.output, vocab=vocab)
+        keras_hub_writer.save_keras_hub_preset(model, args.output, vocab=vocab)
     _log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
+    if dropped := keras_hub_writer.dropped_heads(model):
+        _log(f"not in the keras-hub preset (a backbone): the {dropped} head(s)")
 
 
 def _vocabulary_beside(source):

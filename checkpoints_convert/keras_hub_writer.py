@@ -129,6 +129,15 @@ def to_keras_hub_task(model, hub, vocab=None):
     return task
 
 
+def dropped_heads(model) -> str:
+    """The heads of `model` a keras-hub preset leaves out ("mlm, sop" for a
+    pretrainer), or "" when it keeps them all (a backbone, a classifier)."""
+    heads = model_heads(model)
+    if len(heads) == 1 and heads[0] in KERAS_HUB_TASKS:
+        return ""
+    return ", ".join(heads)
+
+
 def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     """Writes a model as a keras-hub preset folder, with its tokenizer.
 

@@ -359,3 +359,15 @@ def test_another_num_classes_gives_a_new_head_from_every_source(tmp_path):
         assert _diff(five.backbone, ours.backbone, x) == 0  # the backbone is loaded
         same = AlbertClassifier.from_preset(source, num_classes=3)
         assert max_abs_diff(same(x)["logits"], ours(x)["logits"]) < TOLERANCE
+
+
+def test_cli_to_keras_hub_says_which_heads_it_leaves_out(tmp_path, capsys):
+    # A pretrainer went out as a backbone-only preset, its MLM and SOP heads
+    # dropped without a word (converting back gave new random heads).
+    model = Pretrainer(AlbertBackbone(TINY))
+    model.save(tmp_path / "pretrainer.keras")
+    argv = [str(tmp_path / "pretrainer.keras"), "--to-keras-hub"]
+    assert convert_main([*argv, "--output", str(tmp_path / "hub")]) == 0
+    assert "not in the keras-hub preset (a backbone): the mlm, sop head(s)" in (
+        capsys.readouterr().err
+    )
