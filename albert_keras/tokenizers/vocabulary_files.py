@@ -32,6 +32,14 @@ VOCABULARY_NAMES = (
 
 
 def _read_bytes(path, what: str) -> bytes:
+    if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
+        found = [n for n in VOCABULARY_NAMES if os.path.isfile(os.path.join(path, n))]
+        found += sorted(glob.glob(os.path.join(glob.escape(str(path)), "*.model")))
+        hint = f" (such as {found[0]!r})" if found else ""
+        raise ValueError(
+            f"The {what} {str(path)!r} is a folder; pass the vocabulary file in "
+            f"it{hint}: a SentencePiece .model or a WordPiece vocab.txt."
+        )
     try:
         with open(path, "rb") as f:
             return f.read()

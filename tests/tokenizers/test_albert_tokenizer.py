@@ -194,6 +194,16 @@ def test_bad_vocabulary_files(tmp_path, wordpiece_vocab):
         AlbertTokenizer()(["text"])
 
 
+def test_a_vocabulary_folder_is_told_to_pass_the_file_in_it(tmp_path, spm_models):
+    # Before: `finetune --vocab runs/x` said "Cannot read the vocabulary
+    # 'runs/x': Is a directory." without naming the file to pass.
+    import shutil
+
+    shutil.copy(spm_models["cased"], tmp_path / "30k-clean.model")
+    with pytest.raises(ValueError, match=r"is a folder; pass .*30k-clean.model"):
+        load_tokenizer(str(tmp_path))
+
+
 def test_load_tokenizer_picks_the_kind(spm_models, wordpiece_vocab):
     assert type(load_tokenizer(spm_models["cased"])).__name__ == "AlbertTokenizer"
     wordpiece = load_tokenizer(wordpiece_vocab, lowercase=False)
