@@ -24,6 +24,7 @@ from checkpoints_convert.official_layout import (
     official_weights,
 )
 from checkpoints_convert.safetensors_file import SafetensorsFile
+from checkpoints_convert.written_files import refuse_another_checkpoint
 
 # Our head parts -> the transformers class with the same head.
 _ARCHITECTURES = {
@@ -59,7 +60,8 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
         model: `AlbertBackbone` or a task model (sharing "all" or "none").
         folder: created if needed; the tokenizer or weight files of an
             earlier conversion there that this one does not write again are
-            removed (transformers would load them with the new weights).
+            removed (transformers would load them with the new weights). A
+            folder holding an official or keras-hub checkpoint is refused.
         vocab: optional SentencePiece model (written as `spiece.model` with
             the `tokenizer.json` that gives our ids) or WordPiece `vocab.txt`
             (written as `vocab.txt` with a `BertTokenizer` config).
@@ -88,6 +90,7 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
             "official SQuAD v2 head is not in transformers); save it as .keras "
             "or with save_official_checkpoint."
         )
+    refuse_another_checkpoint(folder, "transformers")
     architecture = _ARCHITECTURES[heads]
     tensors = {}
     for entry in official_weights(model):

@@ -14,6 +14,7 @@ from checkpoints_convert.official_layout import (
     official_config,
     official_weights,
 )
+from checkpoints_convert.written_files import refuse_another_checkpoint
 
 
 def save_official_checkpoint(model, prefix, config_path=True) -> str:
@@ -33,7 +34,8 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
             "attention" or "ffn" have no official layout and raise
             `ConversionError`; sharing "none" is written as one group per layer.
         prefix: checkpoint prefix, e.g. "out/model.ckpt-best"; folders are
-            created.
+            created. A folder holding a checkpoint of another kind (a
+            transformers or keras-hub one) is refused.
         config_path: True writes `albert_config.json` beside the checkpoint; a
             path writes it there; False or None writes none.
 
@@ -62,6 +64,7 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
         names.append(entry.name)
         tensors.append(tf.constant(value.astype("float32")))
     folder = os.path.dirname(os.path.abspath(prefix))
+    refuse_another_checkpoint(folder, "official")
     make_folder(folder, prefix)
     # SaveV2 is what tf.compat.v1.train.Saver runs; eager, it needs no graph.
     with tf.device("CPU:0"):

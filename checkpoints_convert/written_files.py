@@ -2,7 +2,8 @@
 
 `albert-convert --to-hf` / `--to-keras-hub` may write into a folder that also
 holds the user's own files (a run folder): its "wrote ..." line names only
-the files that are new or changed, not everything in the folder.
+the files that are new or changed, not everything in the folder. A checkpoint
+of another kind there is refused (`refuse_another_checkpoint`).
 """
 
 from __future__ import annotations
@@ -39,3 +40,29 @@ def written_since(folder, before) -> list:
     """
     after = file_states(folder)
     return sorted(name for name, state in after.items() if before.get(name) != state)
+
+
+def refuse_another_checkpoint(folder, kind: str) -> None:
+    """`ConversionError` where `folder` already holds a checkpoint of another
+    kind than `kind` (a key of `preset_sources.KINDS`): the two would lie mixed,
+    and converting the folder back would read one of them without a word.
+
+    Example:
+    >>> refuse_another_checkpoint("no/such/folder", "transformers")
+    """
+    from checkpoints_convert.conversion_error import ConversionError
+    from checkpoints_convert.preset_sources import KINDS, source_kind
+
+    if not os.path.isdir(folder):
+        return
+    try:
+        found = source_kind(folder)
+    except ConversionError:
+        return  # no checkpoint there (a run folder, say)
+    if found != kind:
+        raise ConversionError(
+            f"The output folder {os.fspath(folder)!r} already holds {KINDS[found]}: "
+            f"writing {KINDS[kind]} there would mix the two, and converting the "
+            "folder back would read only one of them. Give a new or empty folder "
+            "as the output."
+        )

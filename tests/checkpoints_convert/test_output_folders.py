@@ -88,3 +88,29 @@ def test_hf_output_beside_other_files_names_only_what_it_wrote(tmp_path, capsys)
         "model.safetensors",
         "notes.txt",
     ]
+
+
+def test_a_checkpoint_of_another_kind_in_the_output_is_refused(tmp_path, capsys):
+    """--to-hf into a --to-official folder (or the reverse) wrote the two
+    checkpoints side by side; converting the folder back then read one of
+    them without a word."""
+    from checkpoints_convert import save_hf_checkpoint, save_official_checkpoint
+    from checkpoints_convert.conversion_error import ConversionError
+
+    model = AlbertBackbone(AlbertConfig(**TINY))
+    official, hf = str(tmp_path / "official"), str(tmp_path / "hf")
+    save_official_checkpoint(model, os.path.join(official, "model.ckpt-best"))
+    save_hf_checkpoint(model, hf)
+    before = {folder: sorted(os.listdir(folder)) for folder in (official, hf)}
+    with pytest.raises(ConversionError, match="holds an official.*a transformers"):
+        save_hf_checkpoint(model, official)
+    with pytest.raises(ConversionError, match="holds a transformers.*an official"):
+        save_official_checkpoint(model, os.path.join(hf, "model.ckpt-best"))
+    assert {folder: sorted(os.listdir(folder)) for folder in (official, hf)} == before
+    # The same kind again is a rewrite; through the CLI a refusal is a message.
+    save_official_checkpoint(model, os.path.join(official, "model.ckpt-best"))
+    save_hf_checkpoint(model, hf)
+    source = _backbone_file(str(tmp_path / "run"))
+    assert convert_main([source, "--to-hf", "--output", official]) == 2
+    assert "Give a new or empty folder as the output" in capsys.readouterr().err
+    assert sorted(os.listdir(official)) == before[official]
