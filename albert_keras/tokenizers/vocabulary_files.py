@@ -33,7 +33,8 @@ VOCABULARY_NAMES = (
 
 def _read_bytes(path, what: str) -> bytes:
     if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
-        found = [n for n in VOCABULARY_NAMES if os.path.isfile(os.path.join(path, n))]
+        names = [os.path.join(path, name) for name in VOCABULARY_NAMES]
+        found = [name for name in names if os.path.isfile(name)]
         found += sorted(glob.glob(os.path.join(glob.escape(str(path)), "*.model")))
         hint = f" (such as {found[0]!r})" if found else ""
         raise ValueError(
