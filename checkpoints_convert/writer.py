@@ -55,6 +55,8 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
     prefix = os.fspath(prefix)
     backbone = backbone_of(model, "save_official_checkpoint")
     config = official_config(backbone.config)  # raises before writing anything
+    folder = os.path.dirname(os.path.abspath(prefix))
+    refuse_another_checkpoint(folder, "official")
     entries = official_weights(model)
     names, tensors = [], []
     for entry in entries:
@@ -63,8 +65,6 @@ def save_official_checkpoint(model, prefix, config_path=True) -> str:
             value = TRANSPOSE(value)
         names.append(entry.name)
         tensors.append(tf.constant(value.astype("float32")))
-    folder = os.path.dirname(os.path.abspath(prefix))
-    refuse_another_checkpoint(folder, "official")
     make_folder(folder, prefix)
     # SaveV2 is what tf.compat.v1.train.Saver runs; eager, it needs no graph.
     with tf.device("CPU:0"):

@@ -33,10 +33,8 @@ VOCABULARY_NAMES = (
 
 def _read_bytes(path, what: str) -> bytes:
     if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
-        names = [os.path.join(path, name) for name in VOCABULARY_NAMES]
-        found = [name for name in names if os.path.isfile(name)]
-        found += sorted(glob.glob(os.path.join(glob.escape(str(path)), "*.model")))
-        hint = f" (such as {found[0]!r})" if found else ""
+        found = vocabulary_beside(path)
+        hint = f" (such as {found!r})" if found else ""
         raise ValueError(
             f"The {what} {str(path)!r} is a folder; pass the vocabulary file in "
             f"it{hint}: a SentencePiece .model or a WordPiece vocab.txt."
