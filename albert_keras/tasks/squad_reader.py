@@ -201,9 +201,11 @@ def _squad_example(qa, context, words, char_to_word, training, number):
     if impossible:
         return example
     answer = answers[0]
-    text, start = answer.get("text"), answer.get("answer_start")
+    text, start = answer.get("text"), _answer_start(answer.get("answer_start"))
     if not isinstance(text, str) or not text or not isinstance(start, int):
         if training or not any(_has_text(a) for a in answers):
+            if isinstance(text, str) and text and start is not None:
+                return "answer_start not an integer (a character offset such as 4)"
             return "answer without text or answer_start"
         return example  # scored by its texts (no span is needed for that)
     end = start + len(text) - 1
@@ -216,3 +218,20 @@ def _squad_example(qa, context, words, char_to_word, training, number):
         return "answer not found in the context at answer_start"
     example["answer_words"] = (first, last)
     return example
+
+
+def _answer_start(value):
+    """An answer's `answer_start` as an int: digit strings ("4") count too.
+
+    Args:
+        value: the JSON value, or None where the key is missing.
+
+    Returns:
+        The offset as an int, None where missing, else the value unchanged
+        (a float, a word, a bool), which the caller reports as not an integer.
+    """
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, bool):
+        return str(value)
+    return value

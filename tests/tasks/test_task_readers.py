@@ -430,3 +430,21 @@ def test_squad_reader(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not SQuAD JSON"):
         read_squad_file(str(path), training=True)
+
+
+def test_squad_answer_start_given_as_a_string(tmp_path):
+    """`"answer_start": "4"` was skipped as "answer without text or
+    answer_start"; a digit string now counts, anything else is named."""
+    qas = [
+        {"id": q, "question": "Who?", "answers": [{"text": "cat", "answer_start": s}]}
+        for q, s in (("digits", "4"), ("word", "four"), ("float", 4.5))
+    ]
+    data = {"data": [{"paragraphs": [{"context": "The cat sat.", "qas": qas}]}]}
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(data))
+    examples, _, report = read_squad_file(str(path), training=True)
+    assert [e["id"] for e in examples] == ["digits"]
+    assert examples[0]["answer_words"] == (1, 1)
+    assert report.skipped == {
+        "answer_start not an integer (a character offset such as 4)": 2
+    }
