@@ -118,7 +118,7 @@ def _table_rows(lines, delimiter, label_field, path="<table>"):
 
 def _field_count(found, expected, delimiter):
     """Why a row is skipped: its field count, and the likely cause."""
-    reason = f"{found} fields where the header has {expected}"
+    reason = f"{found} field{'' if found == 1 else 's'} where the header has {expected}"
     if found > expected:
         name = "comma" if delimiter == "," else "tab"
         reason += f" (a {name} in an unquoted text? quote such fields)"

@@ -44,6 +44,8 @@ def matthews_correlation(labels, predictions) -> float:
 
 def pearson(x, y) -> float:
     x, y = np.asarray(x, "float64"), np.asarray(y, "float64")
+    if x.size == 0 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return 0.0  # a constant: its mean's rounding would give -0.0000 or 1e-17
     x, y = x - x.mean(), y - y.mean()
     denominator = np.sqrt((x * x).sum() * (y * y).sum())
     return float((x * y).sum() / denominator) if denominator else 0.0

@@ -49,8 +49,8 @@ def test_csv_and_tsv_files_with_field_flags(tmp_path):
         r["label"] for r in pairs
     ]
     # The short row is reported by its line (the header is line 1).
-    assert data.report.skipped == {"1 fields where the header has 3": 1}
-    assert data.report.where["1 fields where the header has 3"] == [22]
+    assert data.report.skipped == {"1 field where the header has 3": 1}
+    assert data.report.where["1 field where the header has 3"] == [22]
 
     # TSV, integer labels read as numbers, a text holding commas and quotes.
     texts = [r for r in _records("rt_sentiment", "dev.jsonl")[:10]]

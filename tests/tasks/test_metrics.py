@@ -38,3 +38,15 @@ def test_correlations_match_scipy():
     y[::10] = y[0]  # ties
     assert metrics.pearson(x, y) == pytest.approx(scipy.stats.pearsonr(x, y)[0])
     assert metrics.spearman(x, y) == pytest.approx(scipy.stats.spearmanr(x, y)[0])
+
+
+def test_a_constant_prediction_has_correlation_zero_not_minus_zero():
+    """The regression baseline (the training mean) printed "pearson -0.0000":
+    the constant minus its own mean left rounding residue of one sign."""
+    from albert_keras.tasks.dev_evaluation import regression_scores
+    from albert_keras.training.score_text import score_text
+
+    labels = np.array([0.1, 0.7, 0.3, 0.9, 0.2], "float32")
+    scores = regression_scores(labels, np.full(5, 0.44))
+    assert score_text(scores) == "pearson 0.0000, spearman 0.0000, mse 0.0944"
+    assert metrics.pearson([], []) == 0.0
