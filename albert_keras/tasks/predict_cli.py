@@ -106,11 +106,10 @@ def run_predict(args):
         fields=_fields(args),
     )
     print(predicted_line(result))
+    squad = result["task"].get("class") == "SquadTask"
     for reason, count in result["data"].get("noted", {}).items():
         lines = result["data"].get("first_lines", {}).get(reason, [])
-        shown = ", ".join(str(n) for n in lines[:5])
-        where = f"line {shown}" if count == 1 else f"first lines {shown}"
-        print(f"Note: {count} of {result['examples']} records: {reason} ({where}).")
+        print(note_line(reason, count, lines, result["examples"], squad))
     for text in result.get("warnings", []):
         print(f"Warning: {text}")
     if result["metrics"] is None:
@@ -121,6 +120,39 @@ def run_predict(args):
         scored = f" ({result['labelled']} scored)" if result["warnings"] else ""
         print(f"{result['task']['class']} metrics{scored}: {text}")
     return 0
+
+
+def note_line(reason, count, lines, total, squad=False) -> str:
+    """The `Note:` line `predict` prints for one reason noted in the data report.
+
+    The cut length is named by the flag that sets it; SQuAD records are
+    numbered by question (in file order), others by line.
+
+    Args:
+        reason: the report's reason, e.g. "cut to sequence_length=16".
+        count: records noted for it.
+        lines: their first line (or question) numbers.
+        total: records predicted.
+        squad: whether the records are SQuAD questions.
+
+    Example:
+    >>> note_line("cut to sequence_length=16", 2, [1, 2], 3)
+    'Note: 2 of 3 records: cut to --max-seq-length 16 (lines 1, 2).'
+    >>> note_line("context split into several windows", 9, [1, 2, 3, 5, 8], 9, True)
+    ... # doctest: +ELLIPSIS
+    'Note: 9 of 9 questions: context split ... (first questions 1, 2, 3, 5, 8).'
+    """
+    reason = reason.replace("cut to sequence_length=", "cut to --max-seq-length ")
+    unit = "question" if squad else "line"
+    shown = ", ".join(str(n) for n in lines[:5])
+    if count == 1:
+        where = f"{unit} {shown}"
+    else:
+        where = (
+            f"{unit}s {shown}" if count <= len(lines[:5]) else f"first {unit}s {shown}"
+        )
+    records = "questions" if squad else "records"
+    return f"Note: {count} of {total} {records}: {reason} ({where})."
 
 
 def predicted_line(result) -> str:

@@ -102,7 +102,25 @@ def test_texts_cut_to_the_run_length_are_said(named_run, capsys):
     path = _write(folder / "long.jsonl", records)
     assert main(["predict", "--model", str(folder / "run"), "--input", path]) == 0
     printed = capsys.readouterr().out
-    assert "Note: 1 of 2 records: cut to sequence_length=32 (line 2)." in printed
+    # The length is named by the flag a CLI user sets (as finetune names it).
+    assert "Note: 1 of 2 records: cut to --max-seq-length 32 (line 2)." in printed
+
+
+def test_notes_on_squad_questions_number_questions_not_lines():
+    """SQuAD records are numbered by question, not by line of the JSON file;
+    "first lines 1, 2" was printed where every noted record was shown."""
+    from albert_keras.tasks.predict_cli import note_line
+
+    reason = "context split into several windows"
+    assert note_line(reason, 2, [1, 2], 3, squad=True) == (
+        f"Note: 2 of 3 questions: {reason} (questions 1, 2)."
+    )
+    assert note_line(reason, 7, [1, 2, 3, 4, 5], 9, squad=True).endswith(
+        "(first questions 1, 2, 3, 4, 5)."
+    )
+    assert note_line("cut to sequence_length=16", 1, [4], 9) == (
+        "Note: 1 of 9 records: cut to --max-seq-length 16 (line 4)."
+    )
 
 
 def test_null_threshold_on_a_classifier_is_refused_not_ignored(named_run, capsys):
