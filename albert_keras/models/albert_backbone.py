@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import keras
 from keras import ops
@@ -29,7 +30,17 @@ def as_config(config) -> AlbertConfig:
         return config
     if isinstance(config, dict):
         return AlbertConfig.from_dict(config)
-    if isinstance(config, str):
+    if isinstance(config, (str, os.PathLike)):
+        from albert_keras.presets import ALIASES, PRESETS
+
+        if str(config) not in PRESETS and str(config) not in ALIASES:
+            raise ValueError(
+                f"Unknown preset name {str(config)!r}. `AlbertBackbone(name)` "
+                "builds random weights from one of our preset names: "
+                f"{', '.join(sorted(PRESETS))}. To load weights (a file, a "
+                "folder, a keras-hub preset saved with `save_to_preset`), use "
+                f"`AlbertBackbone.from_preset({str(config)!r})`."
+            )
         return AlbertConfig.from_preset(config)
     raise TypeError(
         "`config` must be an AlbertConfig, a dict of albert_config.json fields or "
@@ -257,6 +268,14 @@ class AlbertBackbone(keras.Model):
                 f"parameters than the kernels they adapt. Received: rank={rank}. "
                 f"Use at most {hidden - 1} (8 or 16 are usual), or fine-tune "
                 "everything (--lora-rank 0)."
+            )
+        adapted = self.encoder.blocks[0].attention.query
+        if adapted.lora_enabled:
+            raise ValueError(
+                f"LoRA is already enabled on this backbone (rank "
+                f"{adapted.lora_rank}): `enable_lora` runs once per model. "
+                "Build a new backbone (or load the saved model: saving merges "
+                f"the adapters) to enable rank {rank}."
             )
         self.trainable = True
         for layer in self._flatten_layers(include_self=False):

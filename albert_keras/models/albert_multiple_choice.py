@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
+
 import keras
 from keras import ops
 
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
+from albert_keras.models.model_arguments import check_backbone
 from albert_keras.models.task_model import TaskModel
 
 
@@ -60,6 +63,8 @@ class AlbertMultipleChoice(TaskModel):
                 "example (the size of the inputs' choice axis, [batch, "
                 f"choices, length]). Received: num_choices={num_choices!r}"
             )
+        num_choices = int(num_choices)
+        check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===
         self.backbone = backbone
@@ -94,4 +99,9 @@ class AlbertMultipleChoice(TaskModel):
 
 
 def _is_positive_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    """Python's or NumPy's integers of at least 1; not a bool."""
+    return (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and value >= 1
+    )

@@ -9,6 +9,7 @@ from keras import ops
 from albert_keras.layers.masked_lm_head import MaskedLMHead
 from albert_keras.layers.sentence_order_head import SentenceOrderHead
 from albert_keras.models.input_selection import select_inputs
+from albert_keras.models.model_arguments import check_backbone
 from albert_keras.models.task_model import TaskModel
 
 
@@ -37,6 +38,7 @@ class AlbertPretrainer(TaskModel):
     """
 
     def __init__(self, backbone, **kwargs):
+        check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===
         self.backbone = backbone

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
+from albert_keras.models.model_arguments import check_backbone
 from albert_keras.models.task_model import TaskModel
 
 
@@ -30,6 +31,7 @@ class AlbertSpanQA(TaskModel):
     """
 
     def __init__(self, backbone, **kwargs):
+        check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===
         self.backbone = backbone

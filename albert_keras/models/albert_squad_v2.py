@@ -7,6 +7,7 @@ import numpy as np
 from keras import ops
 
 from albert_keras.layers.squad_v2_head import SquadV2Head
+from albert_keras.models.model_arguments import check_backbone
 from albert_keras.models.task_model import TaskModel
 
 
@@ -48,6 +49,7 @@ class AlbertSquadV2(TaskModel):
     """
 
     def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
+        check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===
         self.backbone = backbone

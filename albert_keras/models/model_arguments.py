@@ -41,3 +41,45 @@ def check_model_kwargs(model_class, kwargs) -> None:
         f"{model_class.__name__} got an unexpected keyword argument{plural} "
         f"{names}. It takes: {', '.join([*own, *_KERAS_ARGUMENTS])}"
     )
+
+
+def check_backbone(model_class, backbone) -> None:
+    """Refuses a task model's `backbone` that is not our `AlbertBackbone`.
+
+    Without it a keras-hub `AlbertBackbone`, a preset name or an
+    `AlbertConfig` failed with "'AlbertBackbone' object has no attribute
+    'config'".
+
+    Args:
+        model_class: the task model's class, named in the message.
+        backbone: what its constructor was given.
+
+    Example:
+    >>> from albert_keras.models import AlbertClassifier
+    >>> check_backbone(AlbertClassifier, "albert_base_v2")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: AlbertClassifier takes an albert_keras AlbertBackbone...
+    """
+    from albert_keras.models.albert_backbone import AlbertBackbone
+
+    if isinstance(backbone, AlbertBackbone):
+        return
+    name = model_class.__name__
+    kind = type(backbone)
+    received = f"{kind.__module__}.{kind.__qualname__}"
+    if kind.__module__.startswith("keras_hub"):
+        fix = (
+            "Save the keras-hub model with `.save_to_preset(folder)` and load "
+            f"the folder: `{name}.from_preset(folder, ...)` or "
+            "`AlbertBackbone.from_preset(folder)`."
+        )
+    else:
+        fix = (
+            f"Build one: `{name}(AlbertBackbone(config_or_preset_name), ...)`, "
+            f"or load weights with `{name}.from_preset(name_or_path, ...)`."
+        )
+    raise TypeError(
+        f"{name} takes an albert_keras AlbertBackbone as `backbone`. "
+        f"Received: {received} {backbone!r:.80}. {fix}"
+    )

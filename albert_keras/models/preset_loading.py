@@ -12,6 +12,15 @@ callables.
 from __future__ import annotations
 
 _FUNCTIONS = {}
+# keras-hub's ALBERT preset names and the schemes of its remote handles:
+# nothing is downloaded here, so they are refused with the way to load them.
+KERAS_HUB_NAMES = (
+    "albert_base_en_uncased",
+    "albert_large_en_uncased",
+    "albert_extra_large_en_uncased",
+    "albert_extra_extra_large_en_uncased",
+)
+_REMOTE_SCHEMES = ("kaggle://", "hf://", "gs://", "http://", "https://")
 _NOT_INSTALLED = (
     "No preset functions installed: import albert_keras (the package) first; "
     "it connects checkpoints_convert, which reads and writes the presets."
@@ -60,7 +69,38 @@ def load_from_preset(cls, preset, load_weights=True, dtype=None, **kwargs):
             return cls(AlbertConfig.from_preset(preset, **kwargs), dtype=dtype)
         backbone = AlbertBackbone(AlbertConfig.from_preset(preset), dtype=dtype)
         return cls(backbone, **kwargs)
+    _refuse_remote(preset)
     if "load" not in _FUNCTIONS:
         raise RuntimeError(_NOT_INSTALLED)
     load = _FUNCTIONS["load"]
     return load(cls, preset, load_weights=load_weights, dtype=dtype, **kwargs)
+
+
+def _refuse_remote(preset) -> None:
+    """ValueError for a keras-hub preset name or a remote handle that is not
+    a local path: `from_preset` reads local files and cached weights only.
+
+    Example:
+    >>> _refuse_remote("albert_base_en_uncased")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: 'albert_base_en_uncased' is a keras-hub preset...
+    """
+    import os
+
+    if not isinstance(preset, str) or os.path.exists(preset):
+        return
+    if preset in KERAS_HUB_NAMES:
+        what = "a keras-hub preset name"
+    elif preset.startswith(_REMOTE_SCHEMES):
+        what = "a remote handle"
+    else:
+        return
+    raise ValueError(
+        f"{preset!r} is {what}: `from_preset` downloads nothing. Download it "
+        "with keras-hub and save it as a folder, "
+        f"`keras_hub.models.AlbertBackbone.from_preset({preset!r})"
+        '.save_to_preset("folder")`, then pass "folder"; or use our preset '
+        "names (albert_base_v2, ...) with weights converted into the cache "
+        "(see docs/keras-hub.md)."
+    )

@@ -1,0 +1,93 @@
+"""What a Keras or keras-hub user may try that the models refuse, by name and fix."""
+
+import keras
+import numpy as np
+import pytest
+from albert_test_case import max_abs_diff, micro_config, random_inputs
+
+from albert_keras import (
+    AlbertBackbone,
+    AlbertClassifier,
+    AlbertMultipleChoice,
+    AlbertPretrainer,
+    AlbertSpanQA,
+    AlbertSquadV2,
+)
+
+CONFIG = micro_config(vocab_size=60)
+
+
+@pytest.fixture(scope="module")
+def backbone():
+    return AlbertBackbone(CONFIG)
+
+
+class _KerasHubBackbone:
+    """Stands for `keras_hub.models.AlbertBackbone` (the module is what counts)."""
+
+    __module__ = "keras_hub.src.models.albert.albert_backbone"
+
+
+@pytest.mark.parametrize(
+    "task", [AlbertClassifier, AlbertSpanQA, AlbertSquadV2, AlbertPretrainer]
+)
+def test_task_models_refuse_what_is_no_backbone(task):
+    """They failed with "'AlbertBackbone' object has no attribute 'config'"
+    (keras-hub's backbone) or "'str' object has no attribute 'config'"."""
+    with pytest.raises(TypeError, match=r"save_to_preset\(folder\).*from_preset"):
+        task(_KerasHubBackbone())
+    with pytest.raises(TypeError, match=r"Received: builtins.str 'albert_tiny'"):
+        task("albert_tiny")
+
+
+def test_numpy_integers_count_classes_and_choices_bools_do_not(backbone):
+    """`num_classes=np.int64(3)` (as `len(np.unique(labels))` gives) was
+    refused as no positive integer; `num_classes=True` built one class."""
+    model = AlbertClassifier(backbone, num_classes=np.int64(3))
+    assert type(model.get_config()["num_classes"]) is int
+    assert model.output["logits"].shape == (None, 3)
+    with pytest.raises(ValueError, match="num_classes=True"):
+        AlbertClassifier(backbone, num_classes=True)
+    choices = AlbertMultipleChoice(backbone, num_choices=np.int32(2))
+    assert type(choices.get_config()["num_choices"]) is int
+
+
+def test_enable_lora_twice_says_so():
+    """The second call failed in Keras's Dense ("lora is already enabled.
+    This can only be done once per layer"), after unfreezing nothing."""
+    backbone = AlbertBackbone(CONFIG)
+    backbone.enable_lora(2)
+    with pytest.raises(ValueError, match=r"already enabled on this backbone \(rank 2"):
+        backbone.enable_lora(4)
+    assert len(backbone.trainable_weights) == 4  # still the first adapters only
+
+
+def test_backbone_given_a_path_points_to_from_preset():
+    """`AlbertBackbone("my_preset/")` said "Unknown preset" with our names
+    only, not how to load a folder."""
+    fix = r"AlbertBackbone\.from_preset\('my_preset/'\)"
+    with pytest.raises(ValueError, match=fix):
+        AlbertBackbone("my_preset/")
+
+
+@pytest.mark.parametrize(
+    "preset",
+    ["albert_base_en_uncased", "kaggle://keras/albert/keras/albert_base_en_uncased/5"],
+)
+def test_keras_hub_names_are_refused_with_the_way(preset):
+    """They gave "Cannot tell what ... is: found nothing (no such file or
+    folder)", as if the name were a typo."""
+    with pytest.raises(ValueError, match=r"downloads nothing.*save_to_preset"):
+        AlbertBackbone.from_preset(preset)
+    with pytest.raises(ValueError, match="keras_hub.models.AlbertBackbone"):
+        AlbertClassifier.from_preset(preset, num_classes=2)
+
+
+def test_the_fixed_models_compute_as_before(backbone):
+    """The checks change no numbers: a NumPy class count, same logits."""
+    x = random_inputs(batch=2, length=8, vocab=60)
+    a = AlbertClassifier(backbone, num_classes=np.int64(2))
+    b = AlbertClassifier(backbone, num_classes=2)
+    b.set_weights(a.get_weights())
+    assert max_abs_diff(a(x)["logits"], b(x)["logits"]) == 0.0
+    assert keras.ops.shape(a(x)["logits"]) == (2, 2)
