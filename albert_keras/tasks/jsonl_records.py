@@ -345,7 +345,10 @@ def _headless_hint(fields):
     """A hint when a CSV/TSV "header" holds a number (its first row is
     data), or the one record has SQuAD's `data` and `version`."""
     if {"data", "version"} <= set(fields):
-        return " It looks like SQuAD JSON: train on it with --task squad."
+        return (
+            " It looks like SQuAD JSON: fine-tune on it with --task squad, and "
+            "predict it with a model fine-tuned so."
+        )
     if not any(_NUMBER.match(str(field).strip()) for field in fields):
         return ""
     return (

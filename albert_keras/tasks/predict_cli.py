@@ -161,18 +161,30 @@ def predicted_line(result) -> str:
     A SQuAD question with an empty question or context is skipped by the
     reader but, if drawn, answered "" (and counted among the predicted).
 
+    Args:
+        result: what `run_prediction` returns (`examples`, `data`,
+            `predictions`, and for SQuAD `answered_empty`).
+
     Example:
     >>> data = {"skipped": {"empty context": 1}}
-    >>> line = predicted_line({"examples": 3, "data": data, "predictions": "p.json",
-    ...                        "answered_empty": 1})
-    >>> line.split("; ")[1]
-    '1 of the 3 had no text to read: answered "") -> p.json'
-    """
-    skipped = sum(result["data"]["skipped"].values())
+    >>> predicted_line({"examples": 3, "data": data, "predictions": "p.json",
+    ...                 "answered_empty": 1})
+    '3 predicted, 1 record skipped (empty context: 1), 1 of the 3 had no text to read: answered "" -> p.json'
+    >>> predicted_line({"examples": 2, "data": {"skipped": {}}, "predictions": "p"})
+    '2 predicted, none skipped -> p'
+    """  # noqa: E501
+    reasons = result["data"]["skipped"]
+    skipped = sum(reasons.values())
+    parts = [f"{result['examples']} predicted"]
+    if skipped:
+        listed = ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
+        plural = "" if skipped == 1 else "s"
+        parts.append(f"{skipped} record{plural} skipped ({listed})")
+    else:
+        parts.append("none skipped")
     empty = result.get("answered_empty", 0)
-    unread = f"; {empty} of the {result['examples']} had no text to read: "
-    unread = f'{unread}answered "")' if empty else ")"
-    return (
-        f"{result['examples']} predicted ({skipped} records skipped: "
-        f"{result['data']['skipped'] or 'none'}{unread} -> {result['predictions']}"
-    )
+    if empty:
+        parts.append(
+            f'{empty} of the {result["examples"]} had no text to read: answered ""'
+        )
+    return ", ".join(parts) + f" -> {result['predictions']}"

@@ -530,6 +530,10 @@ def test_a_squad_file_given_to_classify_points_to_task_squad(tmp_path):
     path = _squad_file(tmp_path, [{"id": "a", "question": "Who?", "answers": []}])
     with pytest.raises(ValueError, match=r"looks like SQuAD JSON: .* --task squad"):
         task_from_name("classify").read(path, training=True)
+    # `predict` with a classifier's run reads it the same way: "train on it"
+    # was no advice there.
+    with pytest.raises(ValueError, match=r"and predict it with a model fine-tuned so"):
+        task_from_name("classify").read(path)
 
 
 def test_a_windows_1252_file_is_refused_with_its_line(tmp_path):

@@ -49,7 +49,7 @@ def test_labels_outside_the_run_set_are_predicted_not_scored(named_run, capsys):
     path = _write(folder / "mixed.jsonl", mixed)
     assert main(["predict", "--model", run, "--input", path]) == 0
     printed = capsys.readouterr().out
-    assert "17 predicted (0 records skipped: none)" in printed
+    assert "17 predicted, none skipped -> " in printed
     assert (
         "Warning: 10 of 17 records have a label outside the run's label set "
         "['neg', 'pos'] (found: 0, 1): they are predicted but not scored."
@@ -147,3 +147,14 @@ def test_a_vocabulary_larger_than_the_model_is_refused(named_run, capsys):
     err = capsys.readouterr().err
     assert f"--vocab {folder / 'vocab.txt'} has 9007 tokens but the model embeds" in err
     assert "not the model's vocabulary" in err
+
+
+def test_the_predicted_line_counts_in_words():
+    """It printed "(1 records skipped: {'not a JSON object': 1})", a Python
+    dict and a plural, and "(0 records skipped: none)"."""
+    from albert_keras.tasks.predict_cli import predicted_line
+
+    data = {"skipped": {"not a JSON object": 1}}
+    assert predicted_line({"examples": 2, "data": data, "predictions": "p.jsonl"}) == (
+        "2 predicted, 1 record skipped (not a JSON object: 1) -> p.jsonl"
+    )
