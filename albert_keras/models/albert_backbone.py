@@ -14,6 +14,7 @@ from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import lists_as_arrays, select_inputs
+from albert_keras.models.jax_failure_recovery import keeping_variables
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
@@ -141,6 +142,16 @@ class AlbertBackbone(keras.Model):
 
     def call(self, inputs, training=None, mask=None):
         return super().call(select_inputs(self, inputs), training=training, mask=mask)
+
+    def fit(self, *args, **kwargs):
+        return keeping_variables(self, super().fit, *args, **kwargs)
+
+    def evaluate(self, *args, **kwargs):
+        return keeping_variables(self, super().evaluate, *args, **kwargs)
+
+    def predict(self, *args, **kwargs):
+        # On JAX a failed loop left the weights empty (jax_failure_recovery).
+        return keeping_variables(self, super().predict, *args, **kwargs)
 
     def quantize(self, mode=None, **kwargs):
         """`keras.Model.quantize`, with one garbage collection at the end

@@ -6,6 +6,7 @@ import keras
 
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import lists_as_arrays, select_inputs
+from albert_keras.models.jax_failure_recovery import keeping_variables
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
@@ -61,6 +62,16 @@ class TaskModel(keras.Model):
             self.jit_compile = False
             self._per_replica_xla = True
             self._xla_gradients = None
+
+    def fit(self, *args, **kwargs):
+        return keeping_variables(self, super().fit, *args, **kwargs)
+
+    def evaluate(self, *args, **kwargs):
+        return keeping_variables(self, super().evaluate, *args, **kwargs)
+
+    def predict(self, *args, **kwargs):
+        # On JAX a failed loop left the weights empty (jax_failure_recovery).
+        return keeping_variables(self, super().predict, *args, **kwargs)
 
     def quantize(self, mode=None, **kwargs):
         """`keras.Model.quantize`, with one garbage collection at the end

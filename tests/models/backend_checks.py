@@ -141,6 +141,37 @@ def squad_predict(work):
     }
 
 
+def failed_loops(work):
+    """After a `predict`, `evaluate` and `fit` that raise (a sequence longer
+    than the position table; a label of the wrong shape), the model computes
+    as before and trains: max abs diff of the logits, and the messages."""
+    from albert_keras import AlbertClassifier
+
+    model = AlbertClassifier(_tiny_backbone(), num_classes=2)
+    model.compile(
+        optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(True)
+    )
+    x = {k: np.ones((2, 8), "int32") for k in ("token_ids", "padding_mask")}
+    x["segment_ids"] = np.zeros((2, 8), "int32")
+    long = {k: np.ones((1, 200), "int32") for k in x}
+    before = keras.ops.convert_to_numpy(model(x)["logits"])
+    result = {"messages": [], "diffs": []}
+    for run in (
+        lambda: model.predict(long, verbose=0),
+        lambda: model.evaluate(long, np.zeros(1), verbose=0),
+        lambda: model.fit(x, np.zeros((2, 5)), verbose=0),
+    ):
+        try:
+            run()
+            result["messages"].append("no error")
+        except ValueError as e:
+            result["messages"].append(str(e)[:300])
+        after = keras.ops.convert_to_numpy(model(x)["logits"])
+        result["diffs"].append(float(np.max(np.abs(after - before))))
+    result["loss"] = model.fit(x, np.zeros(2), verbose=0).history["loss"][0]
+    return result
+
+
 def text_model(work):
     """The messages of `with_tokenizer` for a classifier and a span model."""
     from albert_keras import AlbertClassifier, AlbertSpanQA

@@ -23,7 +23,7 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "backend_checks.py")
 CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "task_export", "finetune",
+        "task_export", "finetune", "failed_loops",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -249,3 +249,16 @@ def test_task_export_on_jax(backend_runs):
     run, saved = work / "task_run", work / "task_savedmodel"
     assert (saved / "saved_model.pb").exists()
     assert not (run / "savedmodel").exists()  # export=False: only the one asked
+
+
+def test_failed_loops_on_jax_leave_the_weights(backend_runs):
+    """Keras's JAX trainer empties the variables during `fit`, `evaluate` and
+    `predict`; one that raised left them empty ("'NoneType' object is not
+    callable" at every later call). Now the logits are unchanged after each
+    failure and the model still trains."""
+    _, result = _check(backend_runs, "jax", "failed_loops")
+    assert "max_position_embeddings" in result["messages"][0], result["messages"]
+    assert "max_position_embeddings" in result["messages"][1], result["messages"]
+    assert result["messages"][2] != "no error"
+    assert result["diffs"] == [0.0, 0.0, 0.0]
+    assert np.isfinite(result["loss"])
