@@ -23,11 +23,22 @@ def check_backend():
 def check_fit(task_model, tokenizer, sequence_length):
     """Ids and lengths the task model cannot take fail here, not at serving time."""
     check_backend()
-    if not callable(getattr(tokenizer, "vocabulary_size", None)):
+    if not callable(getattr(tokenizer, "vocabulary_size", None)) or not hasattr(
+        tokenizer, "special_token_ids"
+    ):
+        hub = type(tokenizer).__module__.startswith("keras_hub")
         raise TypeError(
             "`tokenizer` must be an AlbertTokenizer or AlbertWordPieceTokenizer "
             "(`with_tokenizer` also takes the path of its vocabulary file). "
             f"Received: {tokenizer!r}"
+            + (
+                ". keras-hub's tokenizers skip the official preprocessing "
+                "(lowercasing, accents: docs/keras-hub.md): pass its "
+                "SentencePiece file instead (a keras-hub preset keeps it as "
+                "assets/tokenizer/vocabulary.spm)."
+                if hub
+                else ""
+            )
         )
     config = getattr(getattr(task_model, "backbone", task_model), "config", None)
     if config is None or not isinstance(sequence_length, int):

@@ -91,3 +91,23 @@ def test_the_fixed_models_compute_as_before(backbone):
     b.set_weights(a.get_weights())
     assert max_abs_diff(a(x)["logits"], b(x)["logits"]) == 0.0
     assert keras.ops.shape(a(x)["logits"]) == (2, 2)
+
+
+class _KerasHubTokenizer:
+    """Stands for a keras-hub SentencePiece tokenizer: a vocabulary size, no
+    `special_token_ids`."""
+
+    __module__ = "keras_hub.src.tokenizers.sentence_piece_tokenizer"
+
+    def vocabulary_size(self):
+        return 30000
+
+
+def test_with_tokenizer_refuses_a_keras_hub_tokenizer(backbone):
+    """It failed in the packer: "list indices must be integers or slices,
+    not str"."""
+    from albert_keras.models import with_tokenizer
+
+    model = AlbertClassifier(backbone, num_classes=2)
+    with pytest.raises(TypeError, match=r"keras-hub's tokenizers.*vocabulary\.spm"):
+        with_tokenizer(model, _KerasHubTokenizer(), 16)
