@@ -12,7 +12,11 @@ TensorFlow.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+
+from albert_keras.atomic_files import atomic_write
 
 _POLYNOMIAL = 0x82F63B78  # Castagnoli, bit-reversed
 _MASK_DELTA = 0xA282EAD8
@@ -127,7 +131,8 @@ class TFRecordWriter:
     (`write_batch`): their checksums are computed together.
 
     Args:
-        path: the file to write (replaced if it exists).
+        path: the file to write (replaced if it exists), through a temporary
+            beside it that `close` renames onto it.
 
     Example:
     >>> import os, tempfile
@@ -141,7 +146,10 @@ class TFRecordWriter:
 
     def __init__(self, path: str):
         self.path = path
-        self._file = open(path, "wb")
+        # A temporary beside `path`, renamed onto it by `close`: a killed
+        # `create-data` leaves no truncated shard that `--records` would read.
+        self._stack = contextlib.ExitStack()
+        self._file = self._stack.enter_context(atomic_write(path, "wb"))
 
     def write(self, record: bytes) -> None:
         """Appends one record."""
@@ -167,11 +175,12 @@ class TFRecordWriter:
         self._file.write(b"".join(parts))
 
     def close(self) -> None:
-        """Flushes and closes the file."""
-        self._file.close()
+        """Flushes and closes the file, and puts it in place at `path`."""
+        self._stack.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        # On an error the temporary is removed and `path` left as it was.
+        self._stack.__exit__(*exc)

@@ -1,5 +1,7 @@
 """TFRecordWriter and CRC-32C in NumPy: known checksums, TensorFlow's own bytes."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -96,3 +98,19 @@ def test_same_bytes_as_tensorflow_and_read_back(tmp_path):
     assert len(ours.read_bytes()) == sum(16 + len(r) for r in records)
     read = [r.numpy() for r in tf.data.TFRecordDataset(str(ours))]
     assert read == records
+
+
+def test_a_failed_write_leaves_no_partial_shard(tmp_path):
+    """`create-data` wrote each shard in place: a kill left a truncated
+    `.tfrecord` under its final name, which `pretrain --records` then read.
+    Now the file appears only when closed; an error keeps the old one."""
+    path = tmp_path / "part-00000-of-00001.tfrecord"
+    with TFRecordWriter(str(path)) as writer:
+        writer.write(b"old")
+        assert not path.exists()  # written beside it until closed
+    with pytest.raises(RuntimeError):
+        with TFRecordWriter(str(path)) as writer:
+            writer.write_batch([b"new"] * 100)
+            raise RuntimeError("killed")
+    assert len(path.read_bytes()) == 16 + len(b"old")  # the old file, whole
+    assert sorted(os.listdir(tmp_path)) == [path.name]  # no temporary left
