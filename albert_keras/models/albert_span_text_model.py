@@ -135,6 +135,7 @@ class AlbertSpanTextModel(AlbertTextModel):
         kwargs.pop("dynamic_length", None)
         if packer is None:  # a loaded model passes its own (no vocabulary yet)
             check_fit(task_model, tokenizer, sequence_length)
+            _check_query_room(sequence_length, max_query_length)
             packer = AlbertSpanPacker.for_tokenizer(
                 tokenizer,
                 sequence_length,
@@ -358,3 +359,23 @@ def _take(values, index):
     """`tf.gather(values, index)` where index 0 is valid even for an empty
     `values` (a batch without any window: every row reads 0, then masked)."""
     return tf.gather(tf.concat([values, tf.zeros([1], values.dtype)], 0), index)
+
+
+def _check_query_room(sequence_length, max_query_length):
+    """ValueError when the question would leave no context in a window; the
+    message names the default, which `with_tokenizer(qa, tokenizer, 64)`
+    used without the user writing it (the packer's said "Received:
+    max_query_length=64" only)."""
+    if not (isinstance(sequence_length, int) and isinstance(max_query_length, int)):
+        return  # the packer names a value that is no integer
+    if max_query_length <= sequence_length - 4:
+        return
+    default = " (the official default)" if max_query_length == 64 else ""
+    raise ValueError(
+        f"`max_query_length`={max_query_length}{default} leaves no room for the "
+        f"context in windows of sequence_length={sequence_length}: [CLS], two "
+        f"[SEP] and one context token need it at most {sequence_length - 4}. "
+        f"Pass a smaller one, e.g. max_query_length={max(1, sequence_length // 4)}"
+        " (`with_tokenizer` and AlbertSpanTextModel take it), or a longer "
+        "sequence_length (official 384)."
+    )

@@ -111,3 +111,17 @@ def test_with_tokenizer_refuses_a_keras_hub_tokenizer(backbone):
     model = AlbertClassifier(backbone, num_classes=2)
     with pytest.raises(TypeError, match=r"keras-hub's tokenizers.*vocabulary\.spm"):
         with_tokenizer(model, _KerasHubTokenizer(), 16)
+
+
+def test_span_text_model_names_the_default_query_length():
+    """`with_tokenizer(AlbertSpanQA(...), tokenizer, 64)` failed in the
+    packer with "Received: max_query_length=64", a value not written."""
+    from albert_keras.models import with_tokenizer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=64)
+    model = AlbertSpanQA(AlbertBackbone(config))
+    with pytest.raises(
+        ValueError, match=r"=64 \(the official default\).*max_query_length=16"
+    ):
+        with_tokenizer(model, SPM_MODEL_PATH, 64)
