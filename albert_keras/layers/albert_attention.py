@@ -86,6 +86,11 @@ class AlbertAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
+                )
         if hidden_size % num_heads:
             raise ValueError(
                 "`hidden_size` must be divisible by `num_heads`. "

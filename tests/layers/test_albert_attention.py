@@ -48,6 +48,15 @@ def test_heads_must_divide_hidden():
         AlbertAttention(30, 4)
 
 
+@pytest.mark.parametrize("heads", [0, -2, 2.0])
+def test_heads_must_be_a_positive_integer(heads):
+    """`num_heads=0` failed with "integer modulo by zero"."""
+    with pytest.raises(
+        ValueError, match=rf"`num_heads` must be a positive integer.*{heads}"
+    ):
+        AlbertAttention(16, heads)
+
+
 def test_lora_and_int8_kernels_still_match_the_reference():
     # Plain kernels are concatenated into one [H, 3H] product; a LoRA or an
     # int8-quantized projection must still give its own effective kernel.
