@@ -275,26 +275,20 @@ def check_step_accounting(steps, steps_per_epoch, save_every, steps_per_executio
     Keras runs whole executions of `steps_per_execution` steps, so epochs and
     checkpoints land on its multiples only.
     """
-    for name, value in (
-        ("steps", steps),
-        ("steps_per_epoch", steps_per_epoch),
-        ("save_every", save_every),
-        ("steps_per_execution", steps_per_execution),
-    ):
+    names = ("steps_per_execution", "steps", "steps_per_epoch", "save_every")
+    values = (steps_per_execution, steps, steps_per_epoch, save_every)
+    for name, value in zip(names, values, strict=True):
+        flag = "--" + name.replace("_", "-")  # what a CLI user typed
         if value < 1:
-            raise ValueError(f"`{name}` must be at least 1. Received: {value}")
-    for name, value in (
-        ("steps", steps),
-        ("steps_per_epoch", steps_per_epoch),
-        ("save_every", save_every),
-    ):
+            raise ValueError(f"`{name}` ({flag}) must be at least 1. Received: {value}")
         if value % steps_per_execution:
             fix = value - value % steps_per_execution or steps_per_execution
             raise ValueError(
-                f"{name}={value} is not a multiple of steps_per_execution="
-                f"{steps_per_execution}: Keras runs whole executions, so the run "
-                f"would overshoot or skip that step. Use {name}={fix} (or "
-                f"{fix + steps_per_execution}), or another steps_per_execution."
+                f"{flag} {value} ({name}={value}) is not a multiple of "
+                f"--steps-per-execution {steps_per_execution}: Keras runs whole "
+                "executions, so the run would overshoot or skip that step. Use "
+                f"{flag} {fix} (or {fix + steps_per_execution}), or another "
+                "--steps-per-execution."
             )
 
 

@@ -29,7 +29,8 @@ def _pretrain(tmp_path, *flags, vocab=("--vocab", SPM_MODEL_PATH)):
 
 def test_steps_per_execution_is_refused_before_the_data(tmp_path, capsys):
     assert _pretrain(tmp_path, "--steps", "10", "--steps-per-execution", "3") == 2
-    assert "steps=10 is not a multiple of steps_per_execution=3" in (
+    # Named by the flags given (it said "steps=10 ... steps_per_execution=3").
+    assert "--steps 10 (steps=10) is not a multiple of --steps-per-execution 3" in (
         capsys.readouterr().err
     )
     assert not os.path.exists(tmp_path / "run" / "data")

@@ -125,11 +125,15 @@ def no_text_export(monkeypatch):
 
 def test_sizes_that_would_overshoot_or_skip_a_save_are_refused():
     check_step_accounting(30, 10, 6, 2)
-    with pytest.raises(ValueError, match="save_every=7 is not a multiple of"):
+    with pytest.raises(
+        ValueError, match=r"--save-every 7 \(save_every=7\) is not a multiple of"
+    ):
         check_step_accounting(30, 10, 7, 2)
-    with pytest.raises(ValueError, match=r"Use steps=30 \(or 32\)"):
+    with pytest.raises(ValueError, match=r"Use --steps 30 \(or 32\)"):
         check_step_accounting(31, 10, 6, 2)
-    with pytest.raises(ValueError, match="`steps_per_epoch` must be at least 1"):
+    with pytest.raises(
+        ValueError, match=r"`steps_per_epoch` \(--steps-per-epoch\) must be at least 1"
+    ):
         check_step_accounting(30, 0, 6, 1)
     # The CLI's default epoch divides --steps.
     assert (epoch_length(400), epoch_length(30), epoch_length(250, 2)) == (100, 30, 50)
