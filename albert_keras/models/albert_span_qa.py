@@ -26,8 +26,8 @@ class AlbertSpanQA(TaskModel):
     Example:
     >>> from albert_keras import AlbertBackbone
     >>> model = AlbertSpanQA(AlbertBackbone("albert_tiny"))
-    >>> sorted(model.output_names) == ["end_logits", "start_logits"] or True
-    True
+    >>> sorted(model.output)  # `output_names` holds Keras's op names
+    ['end_logits', 'start_logits']
     """
 
     def __init__(self, backbone, **kwargs):
