@@ -25,8 +25,13 @@ class FactorizedEmbedding(keras.layers.Layer):
         initializer_range: float. Stddev of the truncated-normal initializer.
 
     Call arguments:
-        token_ids: int tensor [batch, length].
-        segment_ids: int tensor [batch, length].
+        token_ids: int tensor [batch, length], each in [0, V). An id outside
+            fails on TensorFlow (CPU) and PyTorch, but JAX returns NaN for its
+            row and TensorFlow on a GPU zeros (their gathers' out-of-bounds
+            rules): a tokenizer larger than the model's vocabulary gives no
+            error there (`with_tokenizer` checks the sizes).
+        segment_ids: int tensor [batch, length], each in [0, num_segments)
+            (the same rules).
         return_unprojected: bool. Also return the E-wide output before the
             projection (the official `get_embedding_output()`).
 
