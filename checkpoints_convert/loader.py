@@ -45,6 +45,7 @@ from checkpoints_convert.preset_sources import (
     incomplete_folder,
     is_keras_file,
     is_release_tar,
+    run_part,
     unpacked,
 )
 
@@ -72,7 +73,7 @@ def open_checkpoint(path):
         return KerasHubPresetReader(path)
     if is_hf_folder(path):
         return HFCheckpointReader(path)
-    incomplete = incomplete_folder(path)
+    incomplete = run_part(path) or incomplete_folder(path)
     if incomplete:
         raise ConversionError(incomplete)
     return CheckpointReader(path)

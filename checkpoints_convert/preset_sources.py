@@ -130,6 +130,8 @@ def source_kind(path) -> str:
     if is_release_tar(path):
         return "official_tar"
     if os.path.isdir(path):
+        if part := run_part(path):  # backup/, savedmodel/ ... of a run
+            raise ConversionError(part)
         if is_keras_hub_preset(path):
             return "keras_hub"
         if is_hf_folder(path):
@@ -141,6 +143,47 @@ def source_kind(path) -> str:
     elif glob.glob(path + "*.index") or path.endswith(".index"):
         return "official"
     raise ConversionError(_unknown_kind(path))
+
+
+# A run folder's own subfolders (fine-tuning and `albert-keras pretrain`):
+# none is a model, though some hold checkpoint files.
+RUN_PARTS = {
+    "backup": "the fine-tuning backups (for resuming)",
+    "checkpoints": "the pretraining checkpoints (for resuming)",
+    "savedmodel": "the SavedModel (for serving)",
+    "logs": "the TensorBoard logs",
+    "data": "the pretraining data",
+}
+RUN_MODELS = ("pretrainer.keras", "best.keras")  # resolve_init's order
+
+
+def run_part(path) -> str | None:
+    """Why `path` is no model when it is a folder inside a run folder (its
+    backups, checkpoints, SavedModel, logs or data), naming the run's model
+    to pass instead; else None.
+
+    Example:
+    >>> import tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> open(os.path.join(run, "best.keras"), "w").close()
+    >>> os.makedirs(os.path.join(run, "backup", "epoch-0001"))
+    >>> run_part(os.path.join(run, "backup", "epoch-0001"))  # doctest: +ELLIPSIS
+    "... is inside the fine-tuning backups (for resuming) of the run ...best.keras'."
+    """
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isdir(path):
+        return None
+    for part in (path, os.path.dirname(path)):  # backup/ or backup/epoch-0001/
+        run, name = os.path.split(part)
+        models = [m for m in RUN_MODELS if os.path.isfile(os.path.join(run, m))]
+        if name in RUN_PARTS and models:
+            where = "holds" if part == path else "is inside"
+            return (
+                f"{os.path.relpath(path)!r} {where} {RUN_PARTS[name]} of the run "
+                f"{os.path.relpath(run)!r}, not a model: pass the run's model, "
+                f"{os.path.relpath(os.path.join(run, models[0]))!r}."
+            )
+    return None
 
 
 def incomplete_folder(path) -> str | None:

@@ -37,3 +37,42 @@ def test_a_run_folder_stands_for_its_model(tmp_path):
     assert resolve_init(str(tmp_path)) == str(tmp_path / "best.keras")
     (tmp_path / "pretrainer.keras").write_bytes(b"")  # a pretraining run's first
     assert resolve_init(str(tmp_path)) == str(tmp_path / "pretrainer.keras")
+
+
+@pytest.mark.parametrize(
+    "part, what",
+    [
+        ("backup", "holds the fine-tuning backups"),
+        ("backup/epoch-0001", "is inside the fine-tuning backups"),
+        ("savedmodel", "holds the SavedModel"),
+        ("checkpoints", "holds the pretraining checkpoints"),
+    ],
+)
+def test_a_folder_inside_a_run_names_the_run_model(tmp_path, part, what):
+    """`--init run1/backup` was "Cannot tell what ... is", and `albert-convert
+    run1/savedmodel` (whose variables/ looks like a TF1 Hub module) or
+    `runs/pretrain/checkpoints` (*.index) called them TF2 checkpoints."""
+    from checkpoints_convert import load_official_checkpoint
+
+    run = tmp_path / "run1"
+    for folder in (part, "savedmodel/variables", "checkpoints"):
+        (run / folder).mkdir(parents=True, exist_ok=True)
+    (run / "best.keras").write_bytes(b"")
+    (run / "savedmodel" / "variables" / "variables.index").write_bytes(b"")
+    (run / "checkpoints" / "ckpt-4.index").write_bytes(b"")
+    message = f"{what} .* of the run .*run1', not a model: pass the run's model, "
+    for load in (find_vocabulary, load_official_checkpoint):
+        with pytest.raises(ConversionError, match=message + ".*run1/best.keras'"):
+            load(str(run / part))
+
+
+def test_a_release_folder_kept_in_a_run_is_no_part_of_it(tmp_path):
+    from checkpoints_convert.preset_sources import run_part
+
+    (tmp_path / "best.keras").write_bytes(b"")
+    (tmp_path / "release").mkdir()
+    (tmp_path / "backup").mkdir()
+    assert run_part(tmp_path / "release") is None
+    assert run_part(tmp_path / "backup") is not None
+    (tmp_path / "best.keras").unlink()  # no run model: a folder named backup
+    assert run_part(tmp_path / "backup") is None
