@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from albert_keras.quiet_start import start_tensorflow_quietly
+    from albert_keras.quiet_start import plain_warnings, start_tensorflow_quietly
     from albert_keras.training.run_lock import RunFolderBusy
 
     args = build_parser().parse_args(argv)
@@ -151,7 +151,8 @@ def main(argv=None) -> int:
     if getattr(args, "starts_tensorflow", True):
         start_tensorflow_quietly()
     try:
-        return args.run(args) or 0
+        with plain_warnings(f"albert-keras {args.command}"):
+            return args.run(args) or 0
     except (UserError, ValueError, FileNotFoundError, RunFolderBusy) as e:
         print(f"albert-keras {args.command}: error: {e}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """`start_tensorflow_quietly`: the commands start TensorFlow without its noise.
 
-`albert-keras` and `albert-convert` call it once their arguments are parsed.
-It sits at the bottom of the package: it imports nothing of ours.
+`albert-keras` and `albert-convert` call it once their arguments are parsed,
+and run under `plain_warnings`. It sits at the bottom of the package: it
+imports nothing of ours.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 
 # What TensorFlow, XLA and CUDA print on stderr as they start, on a machine
 # without a GPU too: lines logged before absl's logging is set up (which
@@ -76,6 +78,43 @@ def start_tensorflow_quietly() -> None:
         except ImportError:  # a Keras backend without TensorFlow
             return
         tf.config.list_physical_devices()  # CUDA's start logs too (cuInit)
+
+
+# Where our warnings come from (the two packages lie side by side, installed
+# or not): a warning of another library keeps Python's form.
+OUR_PACKAGES = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name)
+    + os.sep
+    for name in ("albert_keras", "checkpoints_convert")
+)
+
+
+@contextlib.contextmanager
+def plain_warnings(command: str):
+    """Within the block, a warning of this package prints as one line on
+    stderr, `COMMAND: warning: message`, as the commands' own warnings do:
+    not Python's file, line number and source line (each text once).
+
+    Args:
+        command: what starts the line (`albert-convert`).
+
+    Example:
+    >>> with plain_warnings("cmd"):
+    ...     warnings.warn_explicit("look", UserWarning, OUR_PACKAGES[0] + "x.py", 1)
+    """
+    shown = set()
+    python_form = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not os.path.abspath(filename).startswith(OUR_PACKAGES):
+            python_form(message, category, filename, lineno, file, line)
+        elif str(message) not in shown:
+            shown.add(str(message))
+            print(f"{command}: warning: {message}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def run_in_tensorflow_process(code: str, args: list[str], check: bool = True) -> int:

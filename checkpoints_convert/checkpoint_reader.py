@@ -168,13 +168,14 @@ def _find_prefix(path):
         return prefixes[0], path, "the only one"
     best = os.path.join(path, "model.ckpt-best")
     if best in prefixes:
-        chosen, why = best, "model.ckpt-best"
+        chosen, why, told = best, "model.ckpt-best", "the best one, by its name"
     else:
         chosen, why = max(prefixes, key=_step), "the highest step"
+        told = why
     warnings.warn(
         f"{len(prefixes)} checkpoints in {path!r} "
         f"({', '.join(os.path.basename(p) for p in prefixes)}); using "
-        f"{os.path.basename(chosen)} ({why}). Pass a prefix to choose another.",
+        f"{os.path.basename(chosen)} ({told}). Pass a prefix to choose another.",
         stacklevel=4,
     )
     return chosen, path, f"{why} of {len(prefixes)}"

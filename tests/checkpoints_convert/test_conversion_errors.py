@@ -198,7 +198,9 @@ def test_several_checkpoints_pick_best_or_highest_step(official, tmp_path):
     with pytest.warns(UserWarning, match=r"using model.ckpt-2000 \(the highest step"):
         assert CheckpointReader(str(tmp_path / "t")).prefix.endswith("ckpt-2000")
     write_checkpoint(str(tmp_path / "t" / "model.ckpt-best"), variables)
-    with pytest.warns(UserWarning, match=r"using model.ckpt-best \(model.ckpt-best"):
+    with pytest.warns(
+        UserWarning, match=r"using model.ckpt-best \(the best one, by its name"
+    ):
         assert CheckpointReader(str(tmp_path / "t")).prefix.endswith("ckpt-best")
 
 
@@ -379,3 +381,29 @@ def test_index_file_as_a_git_lfs_pointer(official, tmp_path):
         f.write(LFS_POINTER)
     with pytest.raises(ConversionError, match="a Git LFS pointer, not the index"):
         load_official_checkpoint(folder)
+
+
+def test_cli_warnings_are_one_plain_line_each(official, tmp_path, capsys):
+    """`albert-convert` printed a loader's warning in Python's form (file,
+    line, source line), and the missing-head one beside the summary's
+    "newly initialized: sop" line that says the same."""
+    from checkpoints_convert.cli import main
+
+    def drop_sop(variables):
+        for name in list(variables):
+            if name.startswith("cls/seq_relationship/"):
+                del variables[name]
+
+    folder = edited_copy(official, tmp_path, drop_sop)
+    for name in os.listdir(folder):  # a second checkpoint: the choice is told
+        if name.startswith("model.ckpt-best."):
+            shutil.copy(
+                os.path.join(folder, name),
+                os.path.join(folder, "model.ckpt-7." + name.split(".", 2)[2]),
+            )
+    assert main([folder, "--output", str(tmp_path / "p.keras")]) == 0
+    err = capsys.readouterr().err
+    assert "albert-convert: warning: 2 checkpoints in " in err
+    assert "using model.ckpt-best (the best one, by its name)" in err
+    assert "newly initialized: sop" in err
+    assert "no sop head" not in err and "UserWarning" not in err and ".py:" not in err
