@@ -118,7 +118,7 @@ class MultipleChoiceTask(Task):
         if problem:
             return f"context: {problem}"
         if not isinstance(options, list) or not options:
-            return "no options list"
+            return _no_options(options)
         if any(check_text(o) for o in options):
             return "an option is empty or not a string"
         if c.num_choices is None:
@@ -191,3 +191,21 @@ def _options(record, config):
         except json.JSONDecodeError:
             return None
     return options
+
+
+def _no_options(options) -> str:
+    """Why a record has no options to choose from: none, or text not a list.
+
+    Args:
+        options: what `_options` found (None, an empty list, a string...).
+
+    Returns:
+        The reason the record is skipped, as the data report counts it.
+    """
+    if isinstance(options, str) and options.strip():
+        # A CSV cell "fast, slow" was skipped as "no options list".
+        return (
+            'options not a list (a CSV/TSV cell holds a JSON list, ["a", "b"], '
+            "or --options-field A,B names a column per option)"
+        )
+    return "no options list"

@@ -301,6 +301,19 @@ def test_the_cli_says_when_a_run_stopped_early(monkeypatch, capsys):
     )
 
 
+def test_choice_options_written_as_plain_text_say_how_to_write_them(tmp_path):
+    # It said "no options list" of a cell holding "up, down".
+    data = 'context,options,label\nShe ran.,"[""fast"", ""slow""]",0\n'
+    data += 'He sat.,"up, down",1\n'
+    path = _bytes(tmp_path, "choice.csv", data.encode())
+    data = task_from_name("choice").read(path, training=True)
+    assert [e["options"] for e in data.examples] == [["fast", "slow"]]
+    assert dict(data.report.skipped) == {
+        'options not a list (a CSV/TSV cell holds a JSON list, ["a", "b"], '
+        "or --options-field A,B names a column per option)": 1
+    }
+
+
 def test_choice_among_one_option_is_refused():
     # Before: a 1-option task trained and scored accuracy 1.0.
     records = [{"context": f"c{i}", "options": ["only"], "label": 0} for i in range(3)]
