@@ -183,9 +183,8 @@ def _check_length(model, task):
     max_position = model.backbone.config.max_position_embeddings
     if length > max_position:
         raise ValueError(
-            f"sequence_length={length} exceeds the model's "
-            f"max_position_embeddings={max_position}: pass a smaller "
-            "--max-seq-length."
+            f"--max-seq-length {length} (sequence_length) exceeds the model's "
+            f"max_position_embeddings={max_position}: pass {max_position} or less."
         )
 
 

@@ -158,3 +158,21 @@ def test_the_predicted_line_counts_in_words():
     assert predicted_line({"examples": 2, "data": data, "predictions": "p.jsonl"}) == (
         "2 predicted, 1 record skipped (not a JSON object: 1) -> p.jsonl"
     )
+
+
+def test_a_length_beyond_the_positions_names_the_flag_and_the_limit():
+    """It said "sequence_length=512 exceeds ...: pass a smaller
+    --max-seq-length", the argument's name and no number to pass."""
+    from types import SimpleNamespace
+
+    from albert_keras.tasks.prediction_run import _check_length
+
+    config = SimpleNamespace(max_position_embeddings=128)
+    model = SimpleNamespace(backbone=SimpleNamespace(config=config))
+    task = task_from_name("classify", sequence_length=512)
+    with pytest.raises(ValueError) as error:
+        _check_length(model, task)
+    assert str(error.value) == (
+        "--max-seq-length 512 (sequence_length) exceeds the model's "
+        "max_position_embeddings=128: pass 128 or less."
+    )
