@@ -12,15 +12,14 @@ callables.
 from __future__ import annotations
 
 _FUNCTIONS = {}
-# keras-hub's ALBERT preset names and the schemes of its remote handles:
-# nothing is downloaded here, so they are refused with the way to load them.
+# keras-hub's ALBERT preset names: nothing is downloaded here, so they (and
+# keras-hub handles and URLs) are refused with the way to load them.
 KERAS_HUB_NAMES = (
     "albert_base_en_uncased",
     "albert_large_en_uncased",
     "albert_extra_large_en_uncased",
     "albert_extra_extra_large_en_uncased",
 )
-_REMOTE_SCHEMES = ("kaggle://", "hf://", "gs://", "http://", "https://")
 _NOT_INSTALLED = (
     "No preset functions installed: import albert_keras (the package) first; "
     "it connects checkpoints_convert, which reads and writes the presets."
@@ -90,10 +89,16 @@ def _refuse_remote(preset) -> None:
 
     if not isinstance(preset, str) or os.path.exists(preset):
         return
+    if preset.startswith(("http://", "https://", "gs://")):
+        raise ValueError(
+            f"{preset!r} is a URL: `from_preset` downloads nothing. Download the "
+            f"file (`curl -LO {preset}`, or `gcloud storage cp`) and pass its "
+            "local path."
+        )
     if preset in KERAS_HUB_NAMES:
         what = "a keras-hub preset name"
-    elif preset.startswith(_REMOTE_SCHEMES):
-        what = "a remote handle"
+    elif preset.startswith(("kaggle://", "hf://")):
+        what = "a keras-hub handle"
     else:
         return
     raise ValueError(

@@ -83,6 +83,13 @@ def test_keras_hub_names_are_refused_with_the_way(preset):
         AlbertClassifier.from_preset(preset, num_classes=2)
 
 
+def test_a_url_is_refused_with_the_download():
+    """The release URL itself said "Cannot tell what ... is: found nothing"."""
+    url = "https://storage.googleapis.com/albert_models/albert_base_v2.tar.gz"
+    with pytest.raises(ValueError, match=rf"is a URL.*curl -LO {url}"):
+        AlbertBackbone.from_preset(url)
+
+
 def test_the_fixed_models_compute_as_before(backbone):
     """The checks change no numbers: a NumPy class count, same logits."""
     x = random_inputs(batch=2, length=8, vocab=60)
