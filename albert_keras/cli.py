@@ -30,10 +30,15 @@ def _add_info(subparsers):
         ),
     )
     parser.add_argument(
+        "preset_name",
+        nargs="?",
+        metavar="PRESET",
+        help="the preset, as --preset gives it (`albert-keras info large`)",
+    )
+    parser.add_argument(
         "--preset",
-        default="base",
         help="preset name: tiny, small, base, large, xlarge, xxlarge or an "
-        "albert_*_v1/v2/zh name",
+        "albert_*_v1/v2/zh name (default: base)",
     )
     parser.add_argument("--config", help="an albert_config.json instead of a preset")
     parser.add_argument(
@@ -51,10 +56,22 @@ def _add_info(subparsers):
     parser.set_defaults(run=_run_info)
 
 
+def _info_preset(args) -> str:
+    """The preset of `info`: PRESET or --preset (not two), base by default."""
+    given = [p for p in (args.preset_name, args.preset) if p is not None]
+    if len(set(given)) > 1 or (given and args.config):
+        also = f"--config {args.config}" if args.config else f"--preset {args.preset}"
+        raise UserError(
+            f"Both {given[0]!r} and {also} name the model: give one of them."
+        )
+    return given[0] if given else "base"
+
+
 def _run_info(args):
     from albert_keras.config import AlbertConfig
     from albert_keras.parameter_table import format_table
 
+    args.preset = _info_preset(args)
     try:
         if args.config:
             config = AlbertConfig.from_json_file(args.config)

@@ -20,6 +20,15 @@ def test_info_refuses_a_size_below_one(capsys, flag):
     assert f"{flag} 0: give a positive number" in err
 
 
+def test_info_takes_the_preset_as_its_argument(capsys):
+    """`albert-keras info o_zh` was argparse's "unrecognized arguments"."""
+    assert "Unknown preset. Received: 'o_zh'" in _error(capsys, ["info", "o_zh"])
+    err = _error(capsys, ["info", "tiny", "--preset", "small"])
+    assert "Both 'tiny' and --preset small name the model: give one" in err
+    assert main(["info", "tiny", "--batch", "1", "--length", "4"]) == 0
+    assert capsys.readouterr().out.startswith("ALBERT tiny: L=2 H=64 E=32")
+
+
 def test_vocab_refuses_negative_unused_slots(capsys, tmp_path):
     argv = ["vocab", "--kind", "wordpiece", "--input", CORPUS, "--unused", "-3"]
     output = str(tmp_path / "vocab.txt")
