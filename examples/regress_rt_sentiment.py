@@ -60,5 +60,6 @@ print(
 # The SavedModel that `fit` wrote: `serve(texts)` on tf.string, one score each.
 served = tf.saved_model.load(os.path.join(args.output, "savedmodel"))
 texts = ["A gorgeous, witty film.", "Tedious and dull."]
-scores = served.serve(tf.constant(texts))["logits"][:, 0].numpy().round(3)
+# + 0.0: a score that rounds to zero from below prints 0.0, not -0.0.
+scores = served.serve(tf.constant(texts))["logits"][:, 0].numpy().round(3) + 0.0
 print(dict(zip(texts, scores.tolist(), strict=True)))

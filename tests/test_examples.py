@@ -43,3 +43,5 @@ def test_example_runs(script, tmp_path, monkeypatch, capsys):
     keras.backend.clear_session(free_memory=False)
     printed = capsys.readouterr().out
     assert "dev " in printed, printed[-2000:]
+    # The regression example printed a score rounded to zero as "-0.0".
+    assert "-0.0," not in printed and "-0.0}" not in printed, printed[-2000:]
