@@ -346,7 +346,8 @@ def format_stats(stats: dict) -> str:
     total = sum(lengths.values()) or 1
     shares = ", ".join(f"{n}: {c / total:.3f}" for n, c in lengths.items())
     return (
-        f"{stats['instances']} instances from {stats['documents']} documents "
+        f"{_count(stats['instances'], 'instance')} from "
+        f"{_count(stats['documents'], 'document')} "
         f"({stats['bytes'] / 1e6:.1f} MB) in {stats['seconds']:.1f} s "
         f"({stats['instances_per_second']:.0f} instances/s, "
         f"{stats['mb_per_second']:.2f} MB/s)"
@@ -361,6 +362,11 @@ def format_stats(stats: dict) -> str:
         )
         + _text_warnings(stats)
     )
+
+
+def _count(number: int, noun: str) -> str:
+    """ "1 instance", "2 instances" (it said "1 instances from 1 documents")."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _text_warnings(stats: dict) -> str:

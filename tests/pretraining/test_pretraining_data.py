@@ -515,6 +515,8 @@ def test_text_on_one_line_says_how_little_of_it_the_instances_hold(tmp_path):
     )
     assert stats["instances"] <= 2 and stats["pieces"] > 2000
     summary = format_stats(stats)
+    count = stats["instances"]  # "1 instances from 1 documents" before
+    assert summary.startswith(f"{count} instance{'s' * (count != 1)} from 1 document ")
     assert re.search(
         r"warning: the instances hold [\d.]+% of the text's \d+ pieces", summary
     )
