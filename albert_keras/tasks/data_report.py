@@ -17,6 +17,8 @@ class DataReport:
 
     Args:
         path: the file read.
+        unit: what the record numbers count: "line" (JSON Lines, CSV, TSV),
+            or "question" for SQuAD JSON (its questions in file order).
 
     Example:
     >>> report = DataReport("train.jsonl")
@@ -27,6 +29,7 @@ class DataReport:
     """
 
     path: str
+    unit: str = "line"
     kept: int = 0
     skipped: collections.Counter = dataclasses.field(
         default_factory=collections.Counter
@@ -69,7 +72,7 @@ class DataReport:
             for reason, count in counter.most_common():
                 lines = ", ".join(str(n) for n in self.where.get(reason, []))
                 more = ", ..." if count > len(self.where.get(reason, [])) else ""
-                word = "line" if count == 1 else "lines"
+                word = self.unit if count == 1 else self.unit + "s"
                 parts.append(f"{reason}: {count}, {word} {lines}{more}")
             return "; ".join(parts)
 

@@ -67,7 +67,7 @@ def read_squad_file(path, training):
         raise FileNotFoundError(
             f"SQuAD file {path!r} does not exist. Pass a SQuAD v1.1/v2.0 JSON file."
         )
-    report = DataReport(path)
+    report = DataReport(path, unit="question")
     try:
         with open(path, encoding="utf-8-sig") as f:  # with or without a BOM
             dataset = json.load(f)["data"]

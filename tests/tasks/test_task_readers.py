@@ -448,3 +448,5 @@ def test_squad_answer_start_given_as_a_string(tmp_path):
     assert report.skipped == {
         "answer_start not an integer (a character offset such as 4)": 2
     }
+    # Numbered by question, not by line of the JSON file ("lines 2, 3" before).
+    assert report.summary().endswith("such as 4): 2, questions 2, 3)")
