@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 
 import keras
@@ -15,6 +14,7 @@ from albert_keras.layers.shared_transformer_encoder import SharedTransformerEnco
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import lists_as_arrays, select_inputs
 from albert_keras.models.jax_failure_recovery import keeping_variables
+from albert_keras.models.lora import enable_lora
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
@@ -238,7 +238,7 @@ class AlbertBackbone(keras.Model):
         """
         return save_to_preset(self, preset_dir, tokenizer=tokenizer)
 
-    def enable_lora(self, rank: int) -> int:
+    def enable_lora(self, rank: int, target_layer_names=None) -> int:
         """Trains rank-`rank` LoRA adapters on the attention, nothing else of it.
 
         Enables Keras LoRA (`keras.layers.Dense.enable_lora`) on the query
@@ -258,6 +258,12 @@ class AlbertBackbone(keras.Model):
 
         Args:
             rank: int. The LoRA rank (at least 1, below `hidden_size`).
+            target_layer_names: optional list of the dense layers to adapt,
+                as keras-hub's `enable_lora` takes it: among "query", "key",
+                "value", "output" (the attention's and the FFN's),
+                "intermediate", "projection", "pooler"; keras-hub's
+                "query_dense", "value_dense" are read as "query", "value".
+                None: "query" and "value".
 
         Returns:
             The number of adapter parameters.
@@ -269,42 +275,7 @@ class AlbertBackbone(keras.Model):
         >>> len(backbone.trainable_weights)
         4
         """
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ValueError(
-                f"`rank` must be an integer of at least 1. Received: rank={rank!r}"
-            )
-        hidden = self.config.hidden_size
-        if rank >= hidden:  # A [H, r] and B [r, H]: no smaller than the kernel
-            raise ValueError(
-                f"A LoRA rank must be below the hidden size {hidden}: adapters of "
-                f"rank {hidden} or more are no low-rank update and train more "
-                f"parameters than the kernels they adapt. Received: rank={rank}. "
-                f"Use at most {hidden - 1} (8 or 16 are usual), or fine-tune "
-                "everything (--lora-rank 0)."
-            )
-        adapted = self.encoder.blocks[0].attention.query
-        if adapted.lora_enabled:
-            raise ValueError(
-                f"LoRA is already enabled on this backbone (rank "
-                f"{adapted.lora_rank}): `enable_lora` runs once per model. "
-                "Build a new backbone (or load the saved model: saving merges "
-                f"the adapters) to enable rank {rank}."
-            )
-        self.trainable = True
-        for layer in self._flatten_layers(include_self=False):
-            layer.trainable = False
-        projections = {}  # by id: a shared attention layer is adapted once
-        for block in self.encoder.blocks:
-            for dense in (block.attention.query, block.attention.value):
-                projections[id(dense)] = dense
-        for dense in projections.values():
-            dense.trainable = True
-            dense.enable_lora(rank)
-            dense.bias.trainable = False
-        return sum(
-            math.prod(dense.lora_kernel_a.shape) + math.prod(dense.lora_kernel_b.shape)
-            for dense in projections.values()
-        )
+        return enable_lora(self, rank, target_layer_names)
 
     def outputs_at(self, inputs, positions, training=None):
         """The backbone outputs, the sequence output only at `positions`.

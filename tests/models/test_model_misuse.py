@@ -132,3 +132,25 @@ def test_span_text_model_names_the_default_query_length():
         ValueError, match=r"=64 \(the official default\).*max_query_length=16"
     ):
         with_tokenizer(model, SPM_MODEL_PATH, 64)
+
+
+def test_enable_lora_takes_keras_hub_target_layer_names():
+    """keras-hub's `backbone.enable_lora(rank, target_layer_names=[...])` was
+    "unexpected keyword argument 'target_layer_names'"; its default names
+    adapt the same query and value kernels as ours."""
+    backbone = AlbertBackbone(CONFIG)
+    hub_default = ["query_dense", "value_dense", "query", "value"]
+    assert backbone.enable_lora(2, target_layer_names=hub_default) == 2 * (16 + 16) * 2
+    other = AlbertBackbone(CONFIG)
+    x = random_inputs(batch=2, length=8, vocab=60)
+    before = other(x)["sequence_output"]
+    # Both "output" layers (attention and FFN), and the key: B starts at zero.
+    count = other.enable_lora(2, target_layer_names=["key", "output"])
+    assert count == 2 * (16 + 16) + 2 * (16 + 16) + 2 * (32 + 16)
+    assert max_abs_diff(other(x)["sequence_output"], before) == 0.0
+    paths = sorted(w.path for w in other.trainable_weights)
+    assert [p.rsplit("/", 2)[-2] for p in paths[::2]] == ["key", "output", "output"]
+    with pytest.raises(ValueError, match=r"among query, key.*Received: \['keys'\]"):
+        AlbertBackbone(CONFIG).enable_lora(2, target_layer_names=["keys"])
+    with pytest.raises(ValueError, match=r"embeddings/projection is \(8, 16\)"):
+        AlbertBackbone(CONFIG).enable_lora(8, target_layer_names=["projection"])
