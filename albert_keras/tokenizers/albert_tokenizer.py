@@ -189,13 +189,9 @@ class AlbertTokenizer(AlbertTokenizerBase):
         splits = tf.gather(tf.concat([[0], tf.cumsum(counts)], axis=0), ids.row_splits)
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
-    def detokenize(self, ids):
-        """Ids (ragged or dense [batch, None]) back to text, as SentencePiece decodes.
-
-        The text is the preprocessed one (lowercased, accents removed);
-        special and padding ids are dropped.
-        """
-        ids = self._without_special_ids(ids)
+    def _detokenize(self, ids):
+        """As SentencePiece decodes: the preprocessed text (lowercased,
+        accents removed)."""
         return self._sp.detokenize(tf.cast(ids, tf.int32))
 
     # --- saving ---------------------------------------------------------------

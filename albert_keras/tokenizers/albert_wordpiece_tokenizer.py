@@ -142,12 +142,8 @@ class AlbertWordPieceTokenizer(AlbertTokenizerBase):
         pieces = self._wordpiece.tokenize(flat)
         return words.with_flat_values(pieces).merge_dims(1, 2)
 
-    def detokenize(self, ids):
-        """Ids (ragged or dense [batch, None]) to text: tokens joined, "##" glued.
-
-        Special and padding ids are dropped; `[UNK]` stays.
-        """
-        ids = self._without_special_ids(ids)
+    def _detokenize(self, ids):
+        """Tokens joined by spaces, "##" pieces glued to the one before."""
         text = tf.strings.reduce_join(
             tf.gather(self._token_table, ids), axis=-1, separator=" "
         )

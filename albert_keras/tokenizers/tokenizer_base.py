@@ -168,6 +168,40 @@ class AlbertTokenizerBase(keras.layers.Layer):
     def compute_output_spec(self, inputs):
         return keras.KerasTensor([None, None], dtype="int32", ragged=True)
 
+    def detokenize(self, ids):
+        """Ids back to text, special and padding ids dropped (`[UNK]` stays).
+
+        Args:
+            ids: the ids of one text (1-D: gives a scalar string, as the
+                tokenizer gives 1-D ids for one string), or a batch (ragged
+                or dense [batch, None], or Python lists): a string per row.
+
+        Example:
+        >>> from albert_keras.tokenizers import AlbertTokenizer
+        >>> tokenizer = AlbertTokenizer.from_preset("albert_tiny")
+        >>> tokenizer.detokenize(tokenizer("Emma Woodhouse")).numpy()
+        b'emma woodhouse'
+        """
+        if isinstance(ids, (list, tuple)) and not ids:
+            ids = tf.zeros([0], tf.int32)
+        elif isinstance(ids, (list, tuple)) and isinstance(ids[0], (list, tuple)):
+            ids = tf.ragged.constant(ids, tf.int32)
+        elif not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+        rank = ids.shape.rank
+        if rank not in (1, 2) or not ids.dtype.is_integer:
+            raise ValueError(
+                "`detokenize` takes integer ids of one text (1-D) or of a batch "
+                f"(2-D). Received: {ids.dtype.name} of shape {ids.shape}."
+            )
+        if rank == 1:
+            return self._detokenize(self._without_special_ids(ids[None]))[0]
+        return self._detokenize(self._without_special_ids(ids))
+
+    def _detokenize(self, ids):
+        """Strings [batch] of ragged ids [batch, None] without special ids."""
+        raise NotImplementedError
+
     def _without_special_ids(self, ids):
         """Ids (ragged or dense [batch, None]) as a ragged tensor without the
         special and padding ids (the unknown token's stays)."""

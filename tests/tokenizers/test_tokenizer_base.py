@@ -53,6 +53,24 @@ def test_shared_vocabulary_api(tokenizer):
     assert config["dtype"]["config"]["name"] == "int32"
 
 
+@pytest.mark.parametrize("tokenizer", tokenizers(), ids=lambda t: type(t).__name__)
+def test_detokenize_one_text_and_python_lists(tokenizer):
+    """`detokenize(tokenizer("text"))` failed: 1-D ids (what one string
+    gives) were refused by RaggedTensor ("rank ... greater than 1")."""
+    texts = ["texts 中文", "text"]
+    batch = tokenizer.detokenize(tokenizer(texts)).numpy().tolist()
+    one = tokenizer.detokenize(tokenizer(texts[0]))
+    assert one.shape.rank == 0 and one.numpy() == batch[0]
+    ids = [row.tolist() for row in tokenizer(texts).numpy()]
+    assert tokenizer.detokenize(ids).numpy().tolist() == batch  # ragged lists
+    assert tokenizer.detokenize(ids[0]).numpy() == batch[0]  # one list
+    assert tokenizer.detokenize(np.array([ids[1]])).numpy().tolist() == batch[1:]
+    assert tokenizer.detokenize([]).numpy() == b""
+    for wrong in (3, [[[1]]], np.array([1.5])):
+        with pytest.raises(ValueError, match="takes integer ids of one text"):
+            tokenizer.detokenize(wrong)
+
+
 def test_missing_vocabulary_messages():
     with pytest.raises(
         ValueError,
