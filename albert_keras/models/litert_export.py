@@ -62,7 +62,7 @@ def export_litert(model, filepath: str, quantization: str | None = None) -> str:
     True
     """
     _check_exportable(model, filepath, quantization)
-    flatbuffer = convert_to_litert(model, quantization)
+    flatbuffer = convert_to_litert(in_float32(model), quantization)
 
     def write(temporary):
         with open(temporary, "wb") as f:
@@ -89,6 +89,39 @@ def convert_to_litert(model, quantization: str | None = None) -> bytes:
         if quantization == "dynamic_int8":
             converter.optimizations = [tf.lite.Optimize.DEFAULT]
         return converter.convert()
+
+
+def in_float32(model):
+    """`model`, or a float32 copy of it when it computes in another dtype.
+
+    LiteRT's builtins have no bfloat16 matmul: a `mixed_bfloat16` model
+    failed in the converter ("Could not translate MLIR to FlatBuffer ...
+    'tf.MatMul' op"). Its variables are float32 already; the copy is built
+    from its config with every dtype policy float32 and takes its weights.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone
+    >>> mixed = AlbertBackbone("albert_tiny", dtype="mixed_bfloat16")
+    >>> in_float32(mixed).dtype_policy.name
+    'float32'
+    """
+    layers = model._flatten_layers(include_self=True)
+    if all(layer.compute_dtype == "float32" for layer in layers):
+        return model
+
+    def float32(config):
+        if isinstance(config, dict):
+            if config.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
+                return "float32"
+            return {key: float32(value) for key, value in config.items()}
+        if isinstance(config, list):
+            return [float32(value) for value in config]
+        return config
+
+    config = float32(keras.saving.serialize_keras_object(model))
+    copy = keras.saving.deserialize_keras_object(config)
+    copy.set_weights(model.get_weights())
+    return copy
 
 
 def takes_token_ids(model) -> bool:

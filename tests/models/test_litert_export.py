@@ -146,3 +146,21 @@ def test_cli_points_to_export_litert_only_for_models_it_takes(tmp_path, capsys):
     assert main(["export", "--model", str(tmp_path / "s.keras")]) == 2
     err = capsys.readouterr().err
     assert "albert_keras.models.litert_export.export_litert" in err, err
+
+
+def test_a_mixed_precision_model_exports_in_float32(tmp_path):
+    """A `mixed_bfloat16` model failed in the converter ("Could not translate
+    MLIR to FlatBuffer ... 'tf.MatMul'"): LiteRT has no bfloat16 matmul. Its
+    float32 variables now export as the float32 model's."""
+    mixed = AlbertClassifier(
+        AlbertBackbone(micro_config(), dtype="mixed_bfloat16"), num_classes=2
+    )
+    randomize(mixed, seed=3, scale=0.1)
+    path = export_litert(mixed, str(tmp_path / "mixed.tflite"))
+    reference = AlbertClassifier(AlbertBackbone(micro_config()), num_classes=2)
+    reference.set_weights(mixed.get_weights())
+    x = random_inputs(batch=2, length=8, vocab=60)
+    logits = run_interpreter(path, x)["logits"]
+    assert max_abs_diff(logits, reference(x)["logits"]) < 1e-5
+    assert mixed.dtype_policy.name == "float32"  # the task model's own
+    assert mixed.backbone.dtype_policy.name == "mixed_bfloat16"  # left as it was
