@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_keras.pretraining.record_lengths import record_files
+
 
 def feature_spec(
     max_seq_length: int, max_predictions_per_seq: int, masked: bool = True
@@ -90,7 +92,7 @@ def pretraining_dataset(
     >>> data = data.map(AlbertPretrainer.features_to_xy)  # doctest: +SKIP
     """
     patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-    files = sorted(f for p in patterns for f in tf.io.gfile.glob(p))
+    files = sorted(f for p in patterns for f in record_files(p))
     if not files:
         raise ValueError(
             f"No pretraining records match {file_pattern!r}. Write them with "

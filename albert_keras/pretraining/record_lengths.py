@@ -9,6 +9,29 @@ refuses flags that contradict them, before any model is built.
 
 from __future__ import annotations
 
+import os
+
+
+def record_files(file_pattern: str) -> list[str]:
+    """The files a glob of records matches, sorted, hidden files left out.
+
+    `tf.io.gfile.glob` matches hidden files where the shell does not, and a
+    shard that a killed `create-data` left half-written is one (the
+    temporary `.part-00000-of-00001.tfrecord.tmp-...`): read, it would fail
+    mid-run or silently hold fewer records.
+
+    Args:
+        file_pattern: a glob of TFRecord files.
+    """
+    import tensorflow as tf
+
+    hidden = os.path.basename(file_pattern).startswith(".")  # asked for by name
+    return sorted(
+        f
+        for f in tf.io.gfile.glob(file_pattern)
+        if hidden or not os.path.basename(f.rstrip("/")).startswith(".")
+    )
+
 
 def record_lengths(file_pattern: str) -> tuple[int, int]:
     """(max_seq_length, max_predictions_per_seq) of the first matching record.
@@ -24,7 +47,7 @@ def record_lengths(file_pattern: str) -> tuple[int, int]:
     """
     import tensorflow as tf
 
-    files = sorted(tf.io.gfile.glob(file_pattern))
+    files = record_files(file_pattern)
     if not files:
         raise ValueError(
             f"No pretraining records match {file_pattern!r}. Write them with "

@@ -114,3 +114,20 @@ def test_a_failed_write_leaves_no_partial_shard(tmp_path):
             raise RuntimeError("killed")
     assert len(path.read_bytes()) == 16 + len(b"old")  # the old file, whole
     assert sorted(os.listdir(tmp_path)) == [path.name]  # no temporary left
+
+
+def test_a_shard_left_half_written_is_not_read(tmp_path):
+    """A killed `create-data` leaves its temporary, a hidden file that
+    `tf.io.gfile.glob` matches (the shell does not): `--records` read it."""
+    from albert_keras.pretraining.pretraining_dataset import pretraining_dataset
+    from albert_keras.pretraining.record_lengths import record_files
+
+    name = "part-00000-of-00001.tfrecord"
+    (tmp_path / f".{name}.tmp-7-{name}").write_bytes(b"half a record")
+    pattern = str(tmp_path / "*.tfrecord")
+    assert record_files(pattern) == []
+    with pytest.raises(ValueError, match="No pretraining records match"):
+        pretraining_dataset(pattern, 2, 8, 2)
+    with TFRecordWriter(str(tmp_path / name)) as writer:
+        writer.write(b"whole")
+    assert record_files(pattern) == [str(tmp_path / name)]
