@@ -16,6 +16,9 @@ import os
 
 import keras
 
+# The model file of a pretraining run's folder, then of a fine-tuning run's.
+from checkpoints_convert.preset_sources import RUN_MODELS
+
 
 def _is_preset(name) -> bool:
     """A preset without a release (albert_small, albert_tiny): random weights."""
@@ -83,7 +86,7 @@ def find_vocabulary(init, vocab=None, for_tokenizer=False) -> str:
         )
     found = vocabulary_beside(init)
     if found is None:
-        if os.path.isdir(init):
+        if os.path.isdir(init) or not os.path.exists(init):
             source_kind(init)  # no model there either: say what was found
         fix = _TOKENIZER_FIX if for_tokenizer else "pass --vocab with the"
         raise FileNotFoundError(
@@ -133,10 +136,6 @@ def run_labels(path) -> list | None:
         task = task["config"]  # a run's `task.get_config()`
     labels = task.get("labels") if isinstance(task, dict) else None
     return list(labels) if isinstance(labels, list) and labels else None
-
-
-# The model file of a pretraining run's folder, then of a fine-tuning run's.
-RUN_MODELS = ("pretrainer.keras", "best.keras")
 
 
 def resolve_init(init, missing_hint=""):

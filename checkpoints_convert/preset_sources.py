@@ -154,7 +154,7 @@ RUN_PARTS = {
     "logs": "the TensorBoard logs",
     "data": "the pretraining data",
 }
-RUN_MODELS = ("pretrainer.keras", "best.keras")  # resolve_init's order
+RUN_MODELS = ("pretrainer.keras", "best.keras")  # a pretraining run's first
 
 
 def run_part(path) -> str | None:
@@ -228,6 +228,8 @@ def _unknown_kind(path):
         return incomplete
     if not os.path.exists(path):
         found = "nothing (no such file or folder)"
+        if close := _near_preset(path):
+            return f"{path!r} is neither a path nor a preset: did you mean {close!r}?"
     elif os.path.isdir(path):
         found = "a folder holding " + folder_listing(path)
     else:
@@ -239,6 +241,13 @@ def _unknown_kind(path):
         + "; ".join(KINDS.values())
         + f", or a preset name.{hint}"
     )
+
+
+def _near_preset(path):
+    from albert_keras.config_checks import near_miss
+    from albert_keras.presets import ALIASES, PRESETS
+
+    return near_miss(path, set(PRESETS) | set(ALIASES))
 
 
 def folder_listing(folder, shown: int = 12) -> str:

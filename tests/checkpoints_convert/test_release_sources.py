@@ -23,6 +23,7 @@ from checkpoints_convert.backbone_loader import (
     resolve_init,
 )
 from checkpoints_convert.cli import main as convert
+from checkpoints_convert.conversion_error import ConversionError
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +100,15 @@ def test_a_released_name_is_its_cached_weights_and_vocabulary(
         AlbertWordPieceTokenizer.from_preset(str(wordpiece / "model.keras"))
     assert "build the tokenizer from a vocabulary file" in str(error.value)
     assert "--vocab" not in str(error.value)
+    # A path that does not exist is not "no vocabulary beside" it; a near
+    # miss of a preset name is named (the tokenizer's and the model's).
+    with pytest.raises(
+        ConversionError, match="Cannot tell what 'no_such' is: found nothing"
+    ):
+        AlbertTokenizer.from_preset("no_such")
+    for load in (AlbertTokenizer.from_preset, AlbertBackbone.from_preset):
+        with pytest.raises(ConversionError, match="did you mean 'albert_base_v2'"):
+            load("albert_bse_v2")
 
 
 def test_fine_tuning_starts_from_a_release_tar(release, tmp_path):
