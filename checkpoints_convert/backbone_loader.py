@@ -176,8 +176,8 @@ def resolve_init(init, missing_hint=""):
         )
     raise FileNotFoundError(
         f"--init {init!r} does not exist (no file, folder or checkpoint prefix "
-        f"of that name, and not a preset: {', '.join(sorted(PRESETS))}). "
-        + missing_hint
+        f"of that name, and not a preset: {', '.join(sorted(PRESETS))})."
+        + (" " + missing_hint if missing_hint else "")
     )
 
 

@@ -75,8 +75,9 @@ def as_model_class(model, cls, load_weights=True, kwargs=None):
 
     kwargs = kwargs or {}
     backbone = model if isinstance(model, AlbertBackbone) else model.backbone
-    if not load_weights:
-        return built(cls, backbone.config, None, kwargs)
+    if not load_weights:  # the same class keeps the head it was saved with
+        saved = _task_arguments(model) if type(model) is cls else {}
+        return built(cls, backbone.config, None, {**saved, **kwargs})
     if type(model) is cls and all(
         getattr(model, key, _MISSING) == value for key, value in kwargs.items()
     ):
@@ -86,6 +87,14 @@ def as_model_class(model, cls, load_weights=True, kwargs=None):
             raise TypeError(f"A backbone takes no task arguments: {sorted(kwargs)}")
         return backbone
     return cls(backbone, **kwargs)
+
+
+def _task_arguments(model) -> dict:
+    """What a task model was built with besides its backbone (`num_classes`...)."""
+    config = model.get_config()
+    for key in ("backbone", "name", "trainable", "dtype"):
+        config.pop(key, None)
+    return config
 
 
 def built(cls, config, dtype, kwargs):

@@ -76,3 +76,11 @@ def test_a_release_folder_kept_in_a_run_is_no_part_of_it(tmp_path):
     assert run_part(tmp_path / "backup") is not None
     (tmp_path / "best.keras").unlink()  # no run model: a folder named backup
     assert run_part(tmp_path / "backup") is None
+
+
+def test_a_missing_init_without_a_hint_ends_its_sentence():
+    from checkpoints_convert.backbone_loader import resolve_init
+
+    with pytest.raises(FileNotFoundError) as error:
+        resolve_init("no_such_model_here")
+    assert str(error.value).endswith("albert_xxlarge_zh).")

@@ -213,6 +213,15 @@ def test_from_preset_of_a_keras_file_keeps_the_head_its_arguments_match(tmp_path
     assert "classifier/kernel" in other.conversion_report.skipped_heads
     backbone = AlbertBackbone.from_preset(str(saved))
     assert _same(backbone.get_weights(), classifier.backbone.get_weights()) == 0.0
+    # Random weights keep the saved head's arguments too (it gave 2 classes).
+    fresh = AlbertClassifier.from_preset(str(saved), load_weights=False)
+    assert (fresh.num_classes, fresh(x)["logits"].shape) == (3, (2, 3))
+    assert (
+        AlbertClassifier.from_preset(
+            saved, load_weights=False, num_classes=4
+        ).num_classes
+        == 4
+    )
 
 
 def test_albert_convert_says_how_to_get_a_release_by_name(
