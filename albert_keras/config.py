@@ -13,7 +13,8 @@ from albert_keras.config_checks import gb as _gb
 from albert_keras.config_checks import is_number as _is_number
 from albert_keras.config_checks import near_miss as _near_miss
 from albert_keras.config_checks import ticked as _ticked
-from albert_keras.presets import preset_values
+from albert_keras.config_checks import unknown_preset as _unknown_preset
+from albert_keras.presets import ALIASES, PRESETS, preset_values
 
 # Activations as the official `modeling.get_activation` understands them, plus
 # `gelu_new`, the name HF gives the same tanh approximation, and `gelu_exact`,
@@ -370,4 +371,9 @@ class AlbertConfig:
 
         A new config each call; `overrides` change fields of the preset.
         """
-        return cls(**{**preset_values(name), **overrides})
+        try:
+            values = preset_values(name)
+        except ValueError:
+            names = sorted(PRESETS) + sorted(ALIASES)
+            raise ValueError(_unknown_preset(name, names)) from None
+        return cls(**{**values, **overrides})

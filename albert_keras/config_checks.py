@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 
 # How close an unknown key must be to a field to be taken for its typo. 0.85
 # and at most 2 characters longer or shorter: no key of the official,
@@ -35,3 +36,26 @@ def ticked(names) -> str:
 
 def gb(size: float) -> str:
     return f"{size / 1e9:,.1f} GB ({size:.3g} bytes)"
+
+
+def unknown_preset(name, names: list[str]) -> str:
+    """The refusal of the preset `name`: a near miss named, a path sent to
+    what loads paths, else the names there are.
+
+    Example:
+    >>> unknown_preset("albert_bse_v2", ["albert_base_v2", "base"])
+    "Unknown preset. Received: 'albert_bse_v2'. Did you mean 'albert_base_v2'?"
+    """
+    told = f"Unknown preset. Received: {name!r}."
+    if isinstance(name, (str, os.PathLike)) and (
+        os.path.exists(name) or os.sep in os.fspath(name)
+    ):
+        return (
+            f"{told} A preset is a name ({', '.join(names)}). For the config of "
+            "a folder or file: AlbertBackbone.from_preset(path).config, or "
+            "AlbertConfig.from_json_file(path_to_albert_config_json)."
+        )
+    close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.75)
+    if close:
+        return f"{told} Did you mean {close[0]!r}?"
+    return f"{told} Allowed: {', '.join(names)}"

@@ -1,6 +1,7 @@
 """AlbertConfig: lossless official json, validation messages, the group formula."""
 
 import json
+import os
 import re
 
 import pytest
@@ -130,6 +131,12 @@ def test_presets_and_aliases():
         from_preset(name).validate()
     with pytest.raises(ValueError, match="Unknown preset. Received: 'huge'"):
         from_preset("huge")
+    # A near miss is named; a path is sent to what loads paths (both were
+    # only "Unknown preset" with the list of names).
+    with pytest.raises(ValueError, match="Did you mean 'albert_base_v2'"):
+        from_preset("albert_bse_v2")
+    with pytest.raises(ValueError, match=r"from_preset\(path\)\.config, or Albert"):
+        from_preset(os.path.join("runs", "keras_hub_folder"))
     # Presets are copies: changing one does not change the table.
     from_preset("base").hidden_size = 1
     assert from_preset("base").hidden_size == 768
