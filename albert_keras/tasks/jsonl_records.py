@@ -337,7 +337,19 @@ def find_text_fields(records, pairs, report):
         f"No record of {report.path!r} has the text fields looked for "
         f"({' / '.join(wanted)}); its records have the fields {fields}. Name "
         f"the text field(s) with {flags} (text_fields=(...) in Python)."
+        + (_single_text_hint(report.fields) if pairs else "")
         + _headless_hint(report.fields)
+    )
+
+
+def _single_text_hint(fields):
+    """A hint when a file read for pairs holds one known text field."""
+    single = [key for key in SINGLE_KEYS if key in fields]
+    if not single:
+        return ""
+    return (
+        f" Its records hold one text each ({single[0]}): for single texts use "
+        "--task classify (or regress)."
     )
 
 

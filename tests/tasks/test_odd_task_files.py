@@ -282,6 +282,20 @@ def test_classify_on_a_file_of_pairs_warns_that_half_is_unread():
     assert not data_warnings(pair, {"train": pair_data, "dev": pair_data}, 128)
 
 
+def test_pair_on_a_file_of_single_texts_points_to_classify(tmp_path):
+    """The mirror case: --task pair on {"text", "label"} records named the
+    field flags only, not the task that reads them as they are."""
+    path = tmp_path / "single.jsonl"
+    path.write_text('{"text": "Great film", "label": 1}\n')
+    with pytest.raises(ValueError) as error:
+        task_from_name("pair").read(str(path), training=True)
+    assert "its records have the fields text, label" in str(error.value)
+    assert str(error.value).endswith(
+        "Its records hold one text each (text): for single texts use "
+        "--task classify (or regress)."
+    )
+
+
 def test_the_cli_says_when_a_run_stopped_early(monkeypatch, capsys):
     # Before: a run stopped by --patience (or resumed after it was) ended
     # with "Best dev epoch 1" and no word of why fewer epochs ran.
