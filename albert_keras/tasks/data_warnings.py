@@ -93,7 +93,8 @@ def _many_skipped(name, report):
         advice = "Fix those records, or name the fields with the --*-field flags."
     return [
         f"{skipped:,} of {total:,} {name} records ({skipped / total:.0%}) were "
-        f"skipped ({reasons}; first lines in metrics.json, data). {advice}"
+        f"skipped ({reasons}; first {report.unit}s in metrics.json, data). "
+        f"{advice}"
     ]
 
 

@@ -583,3 +583,19 @@ def test_train_labels_left_out_of_declared_labels_are_not_called_errors():
     warning = data_warnings(task, {"train": train, "dev": dev}, 128)[0]
     assert warning.startswith("2 of 6 train records (33%) were skipped (label")
     assert "--*-field" not in warning and "list them in --labels" in warning
+
+
+def test_skipped_squad_questions_are_pointed_to_as_questions():
+    """The end-of-run warning said "first lines in metrics.json" for SQuAD,
+    whose skipped records are numbered by question."""
+    from albert_keras.tasks.data_report import DataReport
+    from albert_keras.tasks.data_warnings import _many_skipped
+
+    report = DataReport("train.json", unit="question")
+    report.kept += 2
+    for number in (3, 4):
+        report.skip(number, "answer not in the context")
+    (warning,) = _many_skipped("train", report)
+    assert "; first questions in metrics.json, data)" in warning
+    report.unit = "line"
+    assert "; first lines in metrics.json" in _many_skipped("train", report)[0]
