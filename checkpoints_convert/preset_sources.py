@@ -155,6 +155,10 @@ RUN_PARTS = {
     "data": "the pretraining data",
 }
 RUN_MODELS = ("pretrainer.keras", "best.keras")  # a pretraining run's first
+# The parts whose subfolders the run writes too (backup/epoch-0001/,
+# savedmodel/variables/): a folder the user keeps under data/ or checkpoints/
+# (a release, a keras-hub preset) is no part of the run.
+RUN_NESTED_PARTS = ("backup", "savedmodel")
 
 
 def run_part(path) -> str | None:
@@ -176,7 +180,8 @@ def run_part(path) -> str | None:
     for part in (path, os.path.dirname(path)):  # backup/ or backup/epoch-0001/
         run, name = os.path.split(part)
         models = [m for m in RUN_MODELS if os.path.isfile(os.path.join(run, m))]
-        if name in RUN_PARTS and models:
+        nested = part == path or name in RUN_NESTED_PARTS
+        if name in RUN_PARTS and nested and models:
             where = "holds" if part == path else "is inside"
             return (
                 f"{os.path.relpath(path)!r} {where} {RUN_PARTS[name]} of the run "

@@ -84,3 +84,18 @@ def test_a_missing_init_without_a_hint_ends_its_sentence():
     with pytest.raises(FileNotFoundError) as error:
         resolve_init("no_such_model_here")
     assert str(error.value).endswith("albert_xxlarge_zh).")
+
+
+@pytest.mark.parametrize("part", ["checkpoints", "data", "logs"])
+def test_a_folder_kept_under_a_run_part_is_no_part_of_it(tmp_path, part):
+    """`run/checkpoints/albert_base_v2/` (a release or keras-hub preset kept
+    there, beside the run's best.keras) was refused as "inside the pretraining
+    checkpoints": only backup/ and savedmodel/ have subfolders of the run."""
+    from checkpoints_convert.preset_sources import run_part
+
+    (tmp_path / "best.keras").write_bytes(b"")
+    (tmp_path / part / "albert_base_v2").mkdir(parents=True)
+    assert run_part(tmp_path / part / "albert_base_v2") is None
+    assert run_part(tmp_path / part) is not None
+    (tmp_path / "backup" / "epoch-0001").mkdir(parents=True)
+    assert run_part(tmp_path / "backup" / "epoch-0001") is not None
