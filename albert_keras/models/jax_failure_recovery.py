@@ -43,6 +43,11 @@ def keeping_variables(model, run, *args, **kwargs):
     """
     if keras.backend.backend() != "jax":
         return run(*args, **kwargs)
+    if getattr(model, "_jax_state", None) and model._jax_state_synced:
+        # Left by `train_on_batch` and the like, its values in the variables
+        # already or since replaced (`set_weights`): a failed loop must not
+        # put it back (Keras's `fit` syncs it in its `finally`, as `_put_back`).
+        model._jax_state = None
     optimizer = getattr(model, "optimizer", None)
     if run.__name__ == "fit" and optimizer is not None and not optimizer.built:
         optimizer.build(model.trainable_variables)

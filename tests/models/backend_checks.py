@@ -169,6 +169,22 @@ def failed_loops(work):
         after = keras.ops.convert_to_numpy(model(x)["logits"])
         result["diffs"].append(float(np.max(np.abs(after - before))))
     result["loss"] = model.fit(x, np.zeros(2), verbose=0).history["loss"][0]
+    # `train_on_batch` leaves its state on the model; weights set since then
+    # are the ones a failed loop keeps (that state was put back instead).
+    weights = model.get_weights()
+    model.train_on_batch(x, np.zeros(2))
+    model.set_weights(weights)
+    before = keras.ops.convert_to_numpy(model(x)["logits"])
+    for run in (
+        lambda: model.predict(long, verbose=0),
+        lambda: model.fit(x, np.zeros((2, 5)), verbose=0),
+    ):
+        try:
+            run()
+        except ValueError:
+            pass
+        after = keras.ops.convert_to_numpy(model(x)["logits"])
+        result["diffs"].append(float(np.max(np.abs(after - before))))
     return result
 
 
