@@ -1,5 +1,7 @@
 """`AlbertDropout`: `keras.layers.Dropout` that stays fast under XLA on CPU."""
 
+import numbers
+
 import keras
 
 
@@ -37,6 +39,15 @@ class AlbertDropout(keras.layers.Dropout):
     >>> sorted({float(v) for v in y.ravel()})  # dropped, or scaled by 2
     [0.0, 2.0]
     """
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        # Keras's own check fails on a string with "'<=' not supported".
+        if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
+            raise TypeError(
+                "A dropout rate must be a number in [0, 1] (dropout=0.1). "
+                f"Received: {rate!r} (a {type(rate).__name__})"
+            )
+        super().__init__(rate, noise_shape=noise_shape, seed=seed, **kwargs)
 
     def call(self, inputs, training=False):
         if not training or self.rate <= 0 or keras.backend.backend() != "tensorflow":

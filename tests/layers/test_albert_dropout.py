@@ -63,6 +63,19 @@ def test_mixed_precision_keeps_the_dtype():
     assert values == {0.0, float(np.float32(tf.cast(1 / 0.9, "bfloat16")))}
 
 
+def test_a_rate_that_is_no_number_is_named():
+    """`AlbertClassifier(backbone, dropout="0.1")` failed inside Keras with
+    "'<=' not supported between instances of 'int' and 'str'"."""
+    from albert_keras import AlbertBackbone, AlbertClassifier
+
+    for rate in ("0.1", None, True):
+        with pytest.raises(TypeError, match="A dropout rate must be a number in"):
+            AlbertDropout(rate)
+    with pytest.raises(TypeError, match=r"Received: '0\.1' \(a str\)"):
+        AlbertClassifier(AlbertBackbone("albert_tiny"), dropout="0.1")
+    assert AlbertDropout(np.float32(0.25)).rate == 0.25  # NumPy numbers are
+
+
 def test_config_round_trip():
     layer = AlbertDropout(0.25, noise_shape=(None, 1), seed=9, name="d")
     clone = AlbertDropout.from_config(layer.get_config())
