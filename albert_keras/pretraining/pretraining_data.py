@@ -282,7 +282,10 @@ def _run_files(
             progress.update(size)
             temp = None
             if outputs is not None:
-                temp = f"{outputs[0]}.tmp-{os.getpid()}-{index:05d}"
+                # Hidden, as a shard's own temporary: a killed run leaves
+                # none that a `--records 'out/*'` glob (`record_files`) reads.
+                folder, name = os.path.split(outputs[0])
+                temp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{index:05d}")
                 temp_paths.append(temp)
             job = FileJob(
                 index,

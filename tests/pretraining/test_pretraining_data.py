@@ -540,3 +540,29 @@ def test_a_vocabulary_that_does_not_fit_the_text_is_warned_of(tmp_path):
     assert stats["unknown"] > 0 and "warning: " in summary
     assert re.search(r"[\d.]+% of the text's pieces are unknown", summary)
     assert "--vocab-size" in summary and "--kind wordpiece" in summary
+
+
+def test_a_killed_run_leaves_no_per_file_temporary_a_glob_reads(
+    corpus, tokenizer, tmp_path, monkeypatch
+):
+    """Each input file's records went to `out/part-...tfrecord.tmp-PID-00000`
+    until the shards were dealt: a kill before that left them, visible, and
+    `--records 'out/*'` trained on them. They are hidden now, as a shard's
+    own temporary, so `record_files` leaves them out."""
+    from albert_keras.pretraining import pretraining_data
+    from albert_keras.pretraining.record_lengths import record_files
+
+    out = tmp_path / "out"
+    seen = {}
+
+    def merge(temp_paths, outputs):  # the moment a kill would leave them
+        seen["temps"] = [p for p in temp_paths if os.path.exists(p)]
+        seen["read"] = record_files(str(out / "*"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pretraining_data, "merge_shards", merge)
+    with pytest.raises(KeyboardInterrupt):
+        create_pretraining_data(
+            [corpus], str(out) + "/", tokenizer=tokenizer, verbose=False
+        )
+    assert len(seen["temps"]) == 1 and seen["read"] == []
