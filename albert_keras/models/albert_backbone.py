@@ -80,6 +80,7 @@ class AlbertBackbone(keras.Model):
     def __init__(self, config, dtype=None, **kwargs):
         check_model_kwargs(type(self), kwargs)
         config = as_config(config)
+        _check_float_policy(dtype)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(
             config.vocab_size,
@@ -342,3 +343,20 @@ class AlbertBackbone(keras.Model):
             "sequence_output": layers[-1],
             "pooled_output": self.pooler(layers[-1][:, 0, :]),
         }
+
+
+def _check_float_policy(dtype) -> None:
+    """Refuses a dtype policy whose variables are not floating point (an
+    "int32" policy failed deep in a weight initializer)."""
+    if dtype is None:
+        return
+    try:
+        policy = keras.dtype_policies.get(dtype)
+    except ValueError as e:
+        raise ValueError(f"Unknown dtype policy {dtype!r}: {e}") from None
+    if "float" not in str(policy.variable_dtype):
+        raise ValueError(
+            "An ALBERT backbone computes in floating point: give dtype= a float "
+            'policy ("float32", "bfloat16", "mixed_bfloat16", '
+            f'"mixed_float16"). Received: dtype={dtype!r}'
+        )

@@ -154,3 +154,15 @@ def test_enable_lora_takes_keras_hub_target_layer_names():
         AlbertBackbone(CONFIG).enable_lora(2, target_layer_names=["keys"])
     with pytest.raises(ValueError, match=r"embeddings/projection is \(8, 16\)"):
         AlbertBackbone(CONFIG).enable_lora(8, target_layer_names=["projection"])
+
+
+def test_a_dtype_policy_that_is_no_float_is_refused():
+    """`AlbertBackbone(..., dtype="int32")` failed in a weight initializer with
+    "Cannot convert 0.0 to EagerTensor of dtype int32"."""
+    with pytest.raises(ValueError, match=r"give dtype= a float policy .*dtype='int32'"):
+        AlbertBackbone("albert_tiny", dtype="int32")
+    with pytest.raises(ValueError, match="Unknown dtype policy 'foo'"):
+        AlbertBackbone("albert_tiny", dtype="foo")
+    assert AlbertBackbone("albert_tiny", dtype="mixed_bfloat16").compute_dtype == (
+        "bfloat16"
+    )
