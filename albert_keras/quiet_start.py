@@ -98,9 +98,13 @@ def plain_warnings(command: str):
     Args:
         command: what starts the line (`albert-convert`).
 
+    A caller's recording `catch_warnings(record=True)` (`pytest.warns`)
+    around the block does not see our warnings: they are printed.
+
     Example:
-    >>> with plain_warnings("cmd"):
+    >>> with contextlib.redirect_stderr(sys.stdout), plain_warnings("cmd"):
     ...     warnings.warn_explicit("look", UserWarning, OUR_PACKAGES[0] + "x.py", 1)
+    cmd: warning: look
     """
     shown = set()
     python_form = warnings.showwarning

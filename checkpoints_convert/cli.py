@@ -27,6 +27,7 @@ import sys
 import warnings
 
 from checkpoints_convert import conversions
+from checkpoints_convert.conversions import log
 from checkpoints_convert.text_model_option import (
     check_text_model,
     refuse_ignored_flags,
@@ -133,10 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _log(message):
-    print(message, file=sys.stderr, flush=True)
-
-
 def _source(source):
     """A bare release name ("albert_base_v2", "base") stands for its weights
     in the cache; not there: `from_preset`'s message, with the release's URL
@@ -165,7 +162,7 @@ def main(argv=None) -> int:
             warnings.filterwarnings("ignore", "The checkpoint has no .* head")
             _convert(args)
     except (ConversionError, OSError, ValueError) as e:
-        _log(f"albert-convert: error: {e}")
+        log(f"albert-convert: error: {e}")
         return 2
     return 0
 

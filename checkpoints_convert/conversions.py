@@ -16,7 +16,8 @@ from checkpoints_convert.text_model_option import with_tokenizer_of
 from checkpoints_convert.written_files import file_states, written_since
 
 
-def _log(message):
+def log(message):
+    """Prints a line of progress on stderr (stdout stays free)."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -33,29 +34,29 @@ def to_keras(args):
         )
     kwargs = {"num_classes": args.num_classes} if args.num_classes is not None else {}
     start = time.perf_counter()
-    _log(f"reading {args.source} as {args.model}")
+    log(f"reading {args.source} as {args.model}")
     with readable_folder(args.source) as source:
         model = load_official_checkpoint(
             source, model=args.model, config=args.config, **kwargs
         )
         report = model.conversion_report
-        _log(report.summary())
+        log(report.summary())
         vocab = args.vocab or report.vocab_path
         if args.text_model is not None:
             model = with_tokenizer_of(model, vocab, args)
         make_folder(os.path.dirname(os.path.abspath(args.output)), args.output)
         model.save(args.output)
-        _log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
+        log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
         kept = _keep_vocabulary_beside(vocab, args.output) if vocab else None
         told = keep_labels_beside(source, model, args.output, kept)
         if told:  # a transformers classifier's id2label, as a run keeps labels
-            _log(told)
+            log(told)
     if args.saved_model:
         if args.text_model is not None:
             model.export_serving(args.saved_model)
         else:
             model.export(args.saved_model, verbose=False)
-        _log(f"wrote SavedModel {args.saved_model}")
+        log(f"wrote SavedModel {args.saved_model}")
 
 
 def _keep_vocabulary_beside(vocab, output):
@@ -67,7 +68,7 @@ def _keep_vocabulary_beside(vocab, output):
 
     target = vocabulary_path_beside(output, vocab)
     copy_file(vocab, target)
-    _log(f"wrote {target} (the vocabulary)")
+    log(f"wrote {target} (the vocabulary)")
     return target
 
 
@@ -82,7 +83,7 @@ def _load_keras(args, flag):
         raise ConversionError(
             f"--output must be a folder with {flag}. Received the file {args.output!r}"
         )
-    _log(f"reading {args.source}")
+    log(f"reading {args.source}")
     try:
         model = keras.saving.load_model(args.source)
     except (ValueError, OSError) as e:
@@ -117,13 +118,13 @@ def to_hf(args):
         save_hf_checkpoint(
             model, args.output, vocab=vocab, lowercase=lowercase, labels=labels
         )
-    _log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
+    log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
     config = os.path.join(args.output, HF_TOKENIZER_CONFIG)
     if os.path.isfile(config):
         with open(config, encoding="utf-8") as f:
             told = json.load(f)
         kind, lowercase = told["tokenizer_class"], told["do_lower_case"]
-        _log(f"tokenizer: {kind}, do_lower_case={lowercase}")
+        log(f"tokenizer: {kind}, do_lower_case={lowercase}")
 
 
 def _run_labels(source, model):
@@ -137,7 +138,7 @@ def _run_labels(source, model):
     if not labels or len(labels) != model.num_classes:
         return None
     settings = os.path.join(os.path.dirname(os.path.abspath(source)), "settings.json")
-    _log(f"labels (id2label) from {settings}: {', '.join(map(str, labels))}")
+    log(f"labels (id2label) from {settings}: {', '.join(map(str, labels))}")
     return labels
 
 
@@ -161,16 +162,16 @@ def to_keras_hub(args):
             vocab = vocab or _vocabulary_beside(source)
         else:
             model = load_official_checkpoint(source, config=args.config)
-            _log(model.conversion_report.summary())
+            log(model.conversion_report.summary())
             vocab = vocab or model.conversion_report.vocab_path
         if vocab not in (None, args.vocab) and not vocab.endswith((".model", ".spm")):
-            _log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
+            log(f"{vocab} is not a SentencePiece model: no keras-hub tokenizer")
             vocab = None
         before = file_states(args.output)
         keras_hub_writer.save_keras_hub_preset(model, args.output, vocab=vocab)
-    _log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
+    log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
     if dropped := keras_hub_writer.dropped_heads(model):
-        _log(f"not in the keras-hub preset (a backbone): the {dropped} head(s)")
+        log(f"not in the keras-hub preset (a backbone): the {dropped} head(s)")
 
 
 def _vocabulary_beside(source):
@@ -180,9 +181,9 @@ def _vocabulary_beside(source):
     try:
         vocab = find_vocabulary(source)
     except FileNotFoundError:
-        _log(f"no vocabulary beside {source} (pass --vocab): none written")
+        log(f"no vocabulary beside {source} (pass --vocab): none written")
         return None
-    _log(f"vocabulary: {vocab} (beside the model; --vocab to choose another)")
+    log(f"vocabulary: {vocab} (beside the model; --vocab to choose another)")
     return vocab
 
 
@@ -196,7 +197,7 @@ def to_official(args):
     prefix = save_official_checkpoint(
         model, os.path.join(args.output, "model.ckpt-best")
     )
-    _log(
+    log(
         f"wrote {prefix}.index, {prefix}.data-00000-of-00001 and "
         f"{os.path.join(args.output, 'albert_config.json')}"
     )
@@ -211,11 +212,11 @@ def _copy_vocabulary(args):
     try:
         vocab = find_vocabulary(args.source, args.vocab)
     except FileNotFoundError:
-        _log(
+        log(
             f"no vocabulary beside {args.source}: pass --vocab to put the "
             "model's SentencePiece model or vocab.txt beside the checkpoint."
         )
         return
     target = os.path.join(args.output, os.path.basename(vocab))
     copy_file(vocab, target)
-    _log(f"wrote {target}")
+    log(f"wrote {target}")

@@ -35,10 +35,15 @@ def as_config(config) -> AlbertConfig:
         from albert_keras.presets import ALIASES, PRESETS
 
         if str(config) not in PRESETS and str(config) not in ALIASES:
+            import difflib
+
+            names = sorted(PRESETS) + sorted(ALIASES)
+            close = difflib.get_close_matches(str(config), names, n=1, cutoff=0.75)
             raise ValueError(
-                f"Unknown preset name {str(config)!r}. `AlbertBackbone(name)` "
-                "builds random weights from one of our preset names: "
-                f"{', '.join(sorted(PRESETS))}. To load weights (a file, a "
+                f"Unknown preset name {str(config)!r}."
+                + (f" Did you mean {close[0]!r}?" if close else "")
+                + " `AlbertBackbone(name)` builds random weights from one of our "
+                f"preset names: {', '.join(names)}. To load weights (a file, a "
                 "folder, a keras-hub preset saved with `save_to_preset`), use "
                 f"`AlbertBackbone.from_preset({str(config)!r})`."
             )

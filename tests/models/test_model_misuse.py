@@ -156,6 +156,12 @@ def test_enable_lora_takes_keras_hub_target_layer_names():
         AlbertBackbone(CONFIG).enable_lora(8, target_layer_names=["projection"])
 
 
+def test_a_misspelt_preset_name_is_named_with_the_aliases():
+    """`AlbertBackbone("bse")` listed the full names only, not `base`."""
+    with pytest.raises(ValueError, match=r"'bse'\. Did you mean 'base'\?.*, tiny, x"):
+        AlbertBackbone("bse")
+
+
 def test_a_dtype_policy_that_is_no_float_is_refused():
     """`AlbertBackbone(..., dtype="int32")` failed in a weight initializer with
     "Cannot convert 0.0 to EagerTensor of dtype int32"."""
