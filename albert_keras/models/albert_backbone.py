@@ -14,7 +14,11 @@ from albert_keras.layers.shared_transformer_encoder import SharedTransformerEnco
 from albert_keras.models.early_setattr import early_setattr
 from albert_keras.models.input_selection import lists_as_arrays, select_inputs
 from albert_keras.models.jax_failure_recovery import keeping_variables
-from albert_keras.models.lora import enable_lora
+from albert_keras.models.lora import (
+    enable_lora,
+    load_lora_weights,
+    save_lora_weights,
+)
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
@@ -282,6 +286,27 @@ class AlbertBackbone(keras.Model):
         4
         """
         return enable_lora(self, rank, target_layer_names)
+
+    def save_lora_weights(self, filepath) -> str:
+        """Writes the LoRA adapters alone (KB, not the model) to `filepath`
+        (ending `.lora.h5`, as keras-hub's), through a temporary file.
+
+        Example:
+        >>> import os, tempfile
+        >>> backbone = AlbertBackbone("albert_tiny")
+        >>> _ = backbone.enable_lora(2)
+        >>> path = os.path.join(tempfile.mkdtemp(), "adapters.lora.h5")
+        >>> clone = AlbertBackbone("albert_tiny")  # the same base weights, loaded
+        >>> clone.load_lora_weights(backbone.save_lora_weights(path))
+        >>> len(clone.trainable_weights)
+        4
+        """
+        return save_lora_weights(self, filepath)
+
+    def load_lora_weights(self, filepath) -> None:
+        """Loads adapters `save_lora_weights` wrote onto this backbone's base
+        weights; LoRA is enabled at the file's rank and layers if it is off."""
+        load_lora_weights(self, filepath)
 
     def outputs_at(self, inputs, positions, training=None):
         """The backbone outputs, the sequence output only at `positions`.

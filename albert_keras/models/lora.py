@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import keras
 
@@ -94,3 +95,111 @@ def enable_lora(backbone, rank, target_layer_names=None) -> int:
         math.prod(dense.lora_kernel_a.shape) + math.prod(dense.lora_kernel_b.shape)
         for dense in targets
     )
+
+
+LORA_FILE_END = ".lora.h5"
+
+
+def _adapted(backbone) -> list:
+    """The backbone's dense layers with LoRA on, each (shared) layer once."""
+    return [
+        layer
+        for layer in backbone._flatten_layers(include_self=False)
+        if isinstance(layer, keras.layers.Dense)
+        and getattr(layer, "lora_enabled", False)
+    ]
+
+
+def _check_lora_path(filepath) -> str:
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(LORA_FILE_END):
+        raise ValueError(
+            f"A LoRA weights file ends in {LORA_FILE_END!r} (as keras-hub's). "
+            f"Received: {filepath!r}"
+        )
+    return filepath
+
+
+def save_lora_weights(backbone, filepath) -> str:
+    """`AlbertBackbone.save_lora_weights` (see there)."""
+    import h5py
+
+    from albert_keras.atomic_files import save_atomically
+
+    filepath = _check_lora_path(filepath)
+    layers = _adapted(backbone)
+    if not layers:
+        raise ValueError(
+            "This backbone has no LoRA adapters to save: call "
+            "`enable_lora(rank)` and train first (a model saved with "
+            "`save` keeps the adapters merged into its kernels)."
+        )
+
+    def write(temporary):
+        with h5py.File(temporary, "w") as f:
+            f.attrs["rank"] = layers[0].lora_rank
+            f.attrs["target_layer_names"] = sorted({layer.name for layer in layers})
+            for layer in layers:
+                group = f.create_group(layer.path)
+                for name in ("lora_kernel_a", "lora_kernel_b"):
+                    value = getattr(layer, name)
+                    group[name] = keras.ops.convert_to_numpy(value)
+
+    return save_atomically(filepath, write)
+
+
+def load_lora_weights(backbone, filepath) -> None:
+    """`AlbertBackbone.load_lora_weights` (see there)."""
+    import h5py
+
+    filepath = _check_lora_path(filepath)
+    if not os.path.isfile(filepath):
+        raise FileNotFoundError(f"No LoRA weights file {filepath!r}.")
+    with h5py.File(filepath, "r") as f:
+        rank = int(f.attrs["rank"])
+        names = [
+            n.decode() if isinstance(n, bytes) else str(n)
+            for n in f.attrs["target_layer_names"]
+        ]
+        values = {}
+        f.visititems(
+            lambda key, item: (
+                values.__setitem__(key, item[()])
+                if isinstance(item, h5py.Dataset)
+                else None
+            )
+        )
+    layers = _adapted(backbone)
+    if not layers:
+        enable_lora(backbone, rank, names)
+        layers = _adapted(backbone)
+    elif layers[0].lora_rank != rank:
+        raise ValueError(
+            f"{filepath!r} holds rank-{rank} adapters, and this backbone has "
+            f"LoRA on at rank {layers[0].lora_rank}: load them into a backbone "
+            "without LoRA (it is enabled at the file's rank), or one of that rank."
+        )
+    _assign(layers, values, filepath)
+
+
+def _assign(layers, values, filepath):
+    """Each adapter from `values` (by layer path), all or none refused."""
+    wanted = {
+        f"{layer.path}/{name}": getattr(layer, name)
+        for layer in layers
+        for name in ("lora_kernel_a", "lora_kernel_b")
+    }
+    missing = sorted(set(wanted) - set(values))
+    extra = sorted(set(values) - set(wanted))
+    misshapen = [
+        k for k in wanted if k in values and values[k].shape != tuple(wanted[k].shape)
+    ]
+    if missing or extra or misshapen:
+        raise ValueError(
+            f"The adapters of {filepath!r} do not fit this backbone: "
+            f"missing {missing or 'none'}, not in the model {extra or 'none'}, "
+            f"of another shape {misshapen or 'none'}. Load them into the "
+            "configuration they were trained on."
+        )
+    for key, variable in wanted.items():
+        variable.assign(values[key])
