@@ -38,6 +38,17 @@ def gb(size: float) -> str:
     return f"{size / 1e9:,.1f} GB ({size:.3g} bytes)"
 
 
+def closest_preset(name, names: list[str]) -> str | None:
+    """The preset name `name` is a typo of, or None.
+
+    Example:
+    >>> closest_preset("bse", ["base", "large"])
+    'base'
+    """
+    close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def unknown_preset(name, names: list[str]) -> str:
     """The refusal of the preset `name`: a near miss named, a path sent to
     what loads paths, else the names there are.
@@ -55,7 +66,7 @@ def unknown_preset(name, names: list[str]) -> str:
             "a folder or file: AlbertBackbone.from_preset(path).config, or "
             "AlbertConfig.from_json_file(path_to_albert_config_json)."
         )
-    close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.75)
+    close = closest_preset(name, names)
     if close:
-        return f"{told} Did you mean {close[0]!r}?"
+        return f"{told} Did you mean {close!r}?"
     return f"{told} Allowed: {', '.join(names)}"

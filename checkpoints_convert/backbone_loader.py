@@ -156,8 +156,8 @@ def resolve_init(init, missing_hint=""):
     >>> resolve_init("albert_tiny")
     'albert_tiny'
     """
-    from albert_keras.config_checks import near_miss
-    from albert_keras.presets import ALIASES, PRESETS
+    from albert_keras.presets import PRESETS
+    from checkpoints_convert.preset_sources import near_preset
 
     if not isinstance(init, str) or _is_preset(init):
         return init
@@ -168,8 +168,7 @@ def resolve_init(init, missing_hint=""):
             return model
     if os.path.exists(init) or glob.glob(init + "*.index"):
         return init
-    names = set(PRESETS) | set(ALIASES)
-    close = near_miss(init, names)
+    close = near_preset(init)
     if close:
         raise FileNotFoundError(
             f"--init {init!r} is neither a path nor a preset: did you mean {close!r}?"

@@ -233,7 +233,7 @@ def _unknown_kind(path):
         return incomplete
     if not os.path.exists(path):
         found = "nothing (no such file or folder)"
-        if close := _near_preset(path):
+        if close := near_preset(path):
             return f"{path!r} is neither a path nor a preset: did you mean {close!r}?"
     elif os.path.isdir(path):
         found = "a folder holding " + folder_listing(path)
@@ -248,7 +248,9 @@ def _unknown_kind(path):
     )
 
 
-def _near_preset(path):
+def near_preset(path) -> str | None:
+    """The preset name `path` is a typo of, or None (`near_miss` on the
+    preset names and aliases)."""
     from albert_keras.config_checks import near_miss
     from albert_keras.presets import ALIASES, PRESETS
 

@@ -39,13 +39,13 @@ def as_config(config) -> AlbertConfig:
         from albert_keras.presets import ALIASES, PRESETS
 
         if str(config) not in PRESETS and str(config) not in ALIASES:
-            import difflib
+            from albert_keras.config_checks import closest_preset
 
             names = sorted(PRESETS) + sorted(ALIASES)
-            close = difflib.get_close_matches(str(config), names, n=1, cutoff=0.75)
+            close = closest_preset(config, names)
             raise ValueError(
                 f"Unknown preset name {str(config)!r}."
-                + (f" Did you mean {close[0]!r}?" if close else "")
+                + (f" Did you mean {close!r}?" if close else "")
                 + " `AlbertBackbone(name)` builds random weights from one of our "
                 f"preset names: {', '.join(names)}. To load weights (a file, a "
                 "folder, a keras-hub preset saved with `save_to_preset`), use "
