@@ -11,9 +11,8 @@ from albert_keras.config import AlbertConfig
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.shared_transformer_encoder import SharedTransformerEncoder
-from albert_keras.models.early_setattr import early_setattr
-from albert_keras.models.input_selection import lists_as_arrays, select_inputs
-from albert_keras.models.jax_failure_recovery import keeping_variables
+from albert_keras.models.albert_model_base import AlbertModelBase
+from albert_keras.models.input_selection import select_inputs
 from albert_keras.models.lora import (
     enable_lora,
     load_lora_weights,
@@ -24,7 +23,6 @@ from albert_keras.models.preset_loading import load_from_preset, save_to_preset
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
     quantize_again,
-    quantize_quietly,
     quantized_config,
 )
 
@@ -59,7 +57,7 @@ def as_config(config) -> AlbertConfig:
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertBackbone(keras.Model):
+class AlbertBackbone(AlbertModelBase, keras.Model):
     """The ALBERT encoder network, exactly the official `AlbertModel`.
 
     Inputs are a dict of int tensors [batch, length]: `token_ids`,
@@ -82,9 +80,6 @@ class AlbertBackbone(keras.Model):
     >>> tuple(backbone(inputs)["pooled_output"].shape)
     (2, 64)
     """
-
-    def __setattr__(self, name, value):
-        early_setattr(self, name, value, super().__setattr__)
 
     def __init__(self, config, dtype=None, **kwargs):
         check_model_kwargs(type(self), kwargs)
@@ -147,27 +142,8 @@ class AlbertBackbone(keras.Model):
         # === Config ===
         self.config = config
 
-    def __call__(self, inputs, *args, **kwargs):
-        return super().__call__(lists_as_arrays(inputs), *args, **kwargs)
-
     def call(self, inputs, training=None, mask=None):
         return super().call(select_inputs(self, inputs), training=training, mask=mask)
-
-    def fit(self, *args, **kwargs):
-        return keeping_variables(self, super().fit, *args, **kwargs)
-
-    def evaluate(self, *args, **kwargs):
-        return keeping_variables(self, super().evaluate, *args, **kwargs)
-
-    def predict(self, *args, **kwargs):
-        # On JAX a failed loop left the weights empty (jax_failure_recovery).
-        return keeping_variables(self, super().predict, *args, **kwargs)
-
-    def quantize(self, mode=None, **kwargs):
-        """`keras.Model.quantize`, with one garbage collection at the end
-        instead of one per kernel replaced (seconds on a large model), and no
-        warning for each layer that has nothing to quantize."""
-        quantize_quietly(super().quantize, mode, **kwargs)
 
     def get_config(self):
         return {

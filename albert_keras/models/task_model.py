@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import keras
 
-from albert_keras.models.early_setattr import early_setattr
-from albert_keras.models.input_selection import lists_as_arrays, select_inputs
-from albert_keras.models.jax_failure_recovery import keeping_variables
+from albert_keras.models.albert_model_base import AlbertModelBase
+from albert_keras.models.input_selection import select_inputs
 from albert_keras.models.model_arguments import check_model_kwargs
 from albert_keras.models.quantized_layers import (
     QUANTIZED_LAYERS,
     quantize_again,
-    quantize_quietly,
     quantized_config,
 )
 
@@ -30,7 +28,7 @@ def _replicated_non_tpu_strategy():
     return strategy
 
 
-class TaskModel(keras.Model):
+class TaskModel(AlbertModelBase, keras.Model):
     """Base of the task models: a functional model over an `AlbertBackbone`.
 
     Subclasses build their head in `__init__` and call `super().__init__` with
@@ -45,12 +43,6 @@ class TaskModel(keras.Model):
     the optimizer update to the strategy.
     """
 
-    def __setattr__(self, name, value):
-        early_setattr(self, name, value, super().__setattr__)
-
-    def __call__(self, inputs, *args, **kwargs):
-        return super().__call__(lists_as_arrays(inputs), *args, **kwargs)
-
     def __init__(self, inputs, outputs, **kwargs):
         check_model_kwargs(type(self), kwargs)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
@@ -62,22 +54,6 @@ class TaskModel(keras.Model):
             self.jit_compile = False
             self._per_replica_xla = True
             self._xla_gradients = None
-
-    def fit(self, *args, **kwargs):
-        return keeping_variables(self, super().fit, *args, **kwargs)
-
-    def evaluate(self, *args, **kwargs):
-        return keeping_variables(self, super().evaluate, *args, **kwargs)
-
-    def predict(self, *args, **kwargs):
-        # On JAX a failed loop left the weights empty (jax_failure_recovery).
-        return keeping_variables(self, super().predict, *args, **kwargs)
-
-    def quantize(self, mode=None, **kwargs):
-        """`keras.Model.quantize`, with one garbage collection at the end
-        instead of one per kernel replaced (seconds on a large model), and no
-        warning for each layer that has nothing to quantize."""
-        quantize_quietly(super().quantize, mode, **kwargs)
 
     def compile_from_config(self, config):
         # `compile` above only adds per-replica XLA to Keras's, so a saved
