@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_keras.atomic_files import atomic_write
-from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers import unicode_ops, unicode_tables
 from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
     SENTENCEPIECE_SPECIALS,
@@ -29,10 +29,12 @@ class AlbertTokenizer(AlbertTokenizerBase):
     `tf.data` and in exported SavedModels:
 
     1. `preprocess_text`: whitespace runs (Python's `str.split()` set) to one
-       space, ends stripped; NFKD; characters with a nonzero canonical
-       combining class removed; `str.lower()` if `lowercase` (final sigma
-       included). Neither that release nor the GitHub code rewrites `` and ''
-       (that is XLNet's and HF's `preprocess_text`).
+       space, ends stripped; NFKD (by Python's Unicode version, which
+       leaves alone characters tf-text's newer ICU decomposes); characters
+       with a nonzero canonical combining class removed; `str.lower()` if
+       `lowercase` (final sigma included). Neither that release nor the
+       GitHub code rewrites `` and '' (that is XLNet's and HF's
+       `preprocess_text`).
     2. SentencePiece encoding with tf-text's `FastSentencepieceTokenizer`: the
        same Viterbi search as the `sentencepiece` package's (not the older
        lattice search tf-text's `SentencepieceTokenizer` bundles, which splits
@@ -128,9 +130,7 @@ class AlbertTokenizer(AlbertTokenizerBase):
         return tf.strings.lower(text) if self.lowercase else text
 
     def _preprocess_unicode(self, text):
-        import tensorflow_text as tf_text
-
-        text = unicode_tables.drop_invalid_utf8(text)
+        text = unicode_ops.drop_invalid_utf8(text)
         space = unicode_tables.regex_class("whitespace")
         other = unicode_tables.regex_class("other_whitespace")
         # Only what changes is rewritten: runs of two or more, and whitespace
@@ -138,12 +138,12 @@ class AlbertTokenizer(AlbertTokenizerBase):
         text = tf.strings.regex_replace(text, f"{space}{{2,}}|{other}", " ")
         # All whitespace is now " "; absl's ASCII strip takes exactly that.
         text = tf.strings.strip(text)
-        text = tf_text.normalize_utf8(text, "NFKD")
+        text = unicode_ops.python_normalize(text, "NFKD")
         text = tf.strings.regex_replace(
             text, unicode_tables.regex_class("combining"), ""
         )
         if self.lowercase:
-            text = unicode_tables.python_lower(text)
+            text = unicode_ops.python_lower(text)
         return text
 
     def _tokenize(self, text):

@@ -8,7 +8,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.atomic_files import atomic_write
-from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers import unicode_ops, unicode_tables
 from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
     WORDPIECE_SPECIALS,
@@ -32,16 +32,14 @@ def basic_tokenize(text, lowercase: bool = True):
     >>> basic_tokenize(tf.constant(["Héllo,世界"])).numpy()[0].decode()
     'hello ,  世  界 '
     """
-    import tensorflow_text as tf_text
-
     cls = unicode_tables.regex_class
-    text = unicode_tables.drop_invalid_utf8(text)
+    text = unicode_ops.drop_invalid_utf8(text)
     text = tf.strings.regex_replace(text, cls("clean_drop"), "")
     text = tf.strings.regex_replace(text, cls("clean_space"), " ")
     text = tf.strings.regex_replace(text, f"({cls('cjk')})", r" \1 ")
     if lowercase:
-        text = unicode_tables.python_lower(text)
-        text = tf_text.normalize_utf8(text, "NFD")
+        text = unicode_ops.python_lower(text)
+        text = unicode_ops.python_normalize(text, "NFD")
         text = tf.strings.regex_replace(text, cls("nonspacing_mark"), "")
     return tf.strings.regex_replace(text, f"({cls('punctuation')})", r" \1 ")
 

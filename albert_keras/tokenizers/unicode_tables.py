@@ -1,14 +1,15 @@
-"""The official tokenizer's character tests, as RE2 classes and in-graph lookups.
+"""The official tokenizer's character tests, as RE2 classes and tables.
 
 The official `tokenization.py` decides with Python's `unicodedata` and `str`
 methods: `str.split()` whitespace, `unicodedata.combining`, categories Cc, Cf,
-Zs, Mn and P*, `str.lower()`. RE2's `\\p{..}` classes and ICU's case mapping
-follow other Unicode versions and other definitions (`\\p{Mn}` is not
-"combining class != 0": Devanagari vowel signs are Mn with class 0, which the
-official code keeps), so every class here is computed from the running
-Python, for every code point, and written out as explicit ranges. The
-tables are computed once per process (under half a second) and baked into the
-graph as constants, so an exported model keeps them.
+Zs, Mn and P*, `str.lower()`, NFKD / NFD. RE2's `\\p{..}` classes and ICU's
+case mapping and normalization follow other Unicode versions and other
+definitions (`\\p{Mn}` is not "combining class != 0": Devanagari vowel signs
+are Mn with class 0, which the official code keeps), so every class here is
+computed from the running Python, for every code point, and written out as
+explicit ranges; the `*_fixups` are where TensorFlow's ICU ops differ from
+Python. The tables are computed once per process and baked into the graph as
+constants (by `unicode_ops`), so an exported model keeps them.
 
 Example:
 >>> ranges("whitespace")[:2]
@@ -146,16 +147,19 @@ def ranges(name: str) -> tuple[tuple[int, int], ...]:
     Args:
         name: one of "whitespace", "other_whitespace", "combining",
             "clean_drop", "clean_space", "nonspacing_mark", "punctuation",
-            "cjk", "case_ignorable", "cased_stop", "lower_fixups".
+            "cjk", "case_ignorable", "cased_stop", "lower_fixups",
+            "nfd_fixups", "nfkd_fixups".
 
     Returns: sorted, merged `(first, last)` pairs.
     """
     if name == "lower_fixups":
         return _merge(_lower_fixups())
+    if name in _NORMALIZE_FIXUPS:
+        return _merge(_normalize_fixups(_NORMALIZE_FIXUPS[name]))
     if name not in _NAMES:
         raise ValueError(
             f"Unknown character test. Received: {name!r}. Allowed: "
-            f"{sorted([*_NAMES, 'lower_fixups'])}"
+            f"{sorted([*_NAMES, 'lower_fixups', *_NORMALIZE_FIXUPS])}"
         )
     masks = _sigma_masks() if name in ("case_ignorable", "cased_stop") else None
     mask = (masks or _category_masks())[name]
@@ -222,98 +226,34 @@ def _lower_fixups() -> tuple[int, ...]:
     return tuple(sorted({*points[wrong].tolist(), 0, SIGMA}))
 
 
-# --- in-graph operations ------------------------------------------------------
-# Strict UTF-8 (no surrogates, overlongs or code points past U+10FFFF): RE2
-# compiles explicit ranges exactly, unlike its loose `.`.
-_VALID_UTF8 = r"[\x00-\x{d7ff}\x{e000}-\x{10ffff}]*"
+_NORMALIZE_FIXUPS = {"nfd_fixups": "NFD", "nfkd_fixups": "NFKD"}
+# Each character alone, then before a mark of class 1 and after one of 240:
+# ICU reorders those around a character it gives a combining class.
+_PROBES = ("{}", "{}\u0334", "\u0345{}")
 
 
-def drop_invalid_utf8(text):
-    """Drops bytes that are not UTF-8, as the official `convert_to_unicode`.
+@functools.cache
+def _normalize_fixups(form: str) -> tuple[int, ...]:
+    """Characters tf-text's `normalize_utf8(form)` (ICU) normalizes otherwise than
+    Python's `unicodedata`.
 
-    That is `bytes.decode("utf-8", "ignore")`; valid rows pass untouched, and
-    the transcoding (slow) runs only for a batch that needs it.
-
-    Args:
-        text: string tensor.
+    ICU follows a newer Unicode: it decomposes (or gives a combining class to)
+    characters Python 3.11's Unicode 14 has not assigned, e.g. U+1CCD6 OUTLINED
+    LATIN CAPITAL LETTER A, "A" to ICU and itself to Python. Found by running
+    the op on every character alone and next to marks.
     """
     import tensorflow as tf
+    import tensorflow_text as tf_text
 
-    valid = tf.strings.regex_full_match(text, _VALID_UTF8)
-    return tf.cond(
-        tf.reduce_all(valid),
-        lambda: text,
-        lambda: tf.where(
-            valid,
-            text,
-            tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="ignore"),
-        ),
-    )
-
-
-def member(code_points, name: str):
-    """Whether each int32 code point is in the class `name` (binary search)."""
-    import tensorflow as tf
-
-    table = np.array(ranges(name), np.int32).reshape(-1, 2)
-    starts, ends = tf.constant(table[:, 0]), tf.constant(table[:, 1])
-    index = tf.searchsorted(starts, code_points, side="right") - 1
-    inside = code_points <= tf.gather(ends, tf.maximum(index, 0))
-    return tf.logical_and(index >= 0, inside)
-
-
-def python_lower(text):
-    """`str.lower()` of each string, in the graph.
-
-    `tf.strings.lower` (ICU) agrees with Python except for NUL (it stops
-    there), capital sigma (Python picks the final form by context) and a few
-    characters newer than its tables; rows holding one of those go through
-    an exact code-point path, the others through the fast op.
-
-    Args:
-        text: string tensor [batch] of valid UTF-8.
-    """
-    import tensorflow as tf
-
-    special = tf.strings.regex_full_match(
-        text, "(?s).*" + regex_class("lower_fixups") + ".*"
-    )
-    parts = tf.dynamic_partition(text, tf.cast(special, tf.int32), 2)
-    where = tf.dynamic_partition(tf.range(tf.size(text)), tf.cast(special, tf.int32), 2)
-    plain = tf.strings.lower(parts[0], encoding="utf-8")
-    return tf.dynamic_stitch(where, [plain, _exact_lower(parts[1])])
-
-
-def _exact_lower(text):
-    import tensorflow as tf
-
-    chars = tf.strings.unicode_decode(text, "UTF-8")
-    flat = chars.flat_values
-    rows = chars.value_rowids()
-    first = tf.gather(chars.row_starts(), rows)
-    limit = tf.gather(chars.row_limits(), rows)
-    size = tf.size(flat, out_type=tf.int64)
-    # Final sigma: walk back and forth over case-ignorable characters to the
-    # nearest others ("stops"); final when the one before is cased and the
-    # one after is not (or the row ends).
-    stop = tf.logical_not(member(flat, "case_ignorable"))
-    stop_at = tf.concat([[-1], tf.boolean_mask(tf.range(size), stop), [size]], axis=0)
-    stops = tf.cast(stop, tf.int64)
-    before = tf.gather(stop_at, tf.cumsum(stops, exclusive=True))
-    after = tf.gather(stop_at, tf.cumsum(stops) + 1)
-    cased = member(flat, "cased_stop")
-    last = tf.maximum(size - 1, 0)
-
-    def cased_at(position):
-        return tf.gather(cased, tf.clip_by_value(position, 0, last))
-
-    cased_before = tf.logical_and(before >= first, cased_at(before))
-    cased_after = tf.logical_and(after < limit, cased_at(after))
-    final = tf.logical_and(
-        flat == SIGMA, tf.logical_and(cased_before, tf.logical_not(cased_after))
-    )
-    keys, values = lowercase_map()
-    index = tf.minimum(tf.searchsorted(keys, flat), len(keys) - 1)
-    lowered = tf.where(tf.gather(keys, index) == flat, tf.gather(values, index), flat)
-    lowered = tf.where(final, FINAL_SIGMA, lowered)
-    return tf.strings.unicode_encode(chars.with_flat_values(lowered), "UTF-8")
+    points, chars = _characters()
+    # One text per probe, the characters apart by newlines (starters neither
+    # op changes): each is normalized as it would be alone.
+    chars = [char for char in chars if char != "\n"]
+    wrong = np.zeros(len(chars), bool)
+    with tf.init_scope():  # eager, even when first asked inside a tf.function
+        for probe in _PROBES:
+            text = "\n".join([probe.format(char) for char in chars])
+            got = tf_text.normalize_utf8(text, form).numpy().decode().split("\n")
+            want = unicodedata.normalize(form, text).split("\n")
+            wrong |= [a != b for a, b in zip(got, want, strict=True)]
+    return tuple(points[points != 10][wrong].tolist())

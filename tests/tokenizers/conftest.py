@@ -31,6 +31,8 @@ EDGE_CASES = [
     "\U0001f600 emoji \U0001f44d\U0001f3fd and \u2603 \ue000 private",
     "\uf900\uf901 \u3042\u30a2 \ud55c\uad6d\uc5b4 \u4e2d\u6587 mixed",
     "\u0301leading combining \u20dd enclosing \u0489 \U0001d165 stem",
+    # Unassigned in Python's Unicode, decomposed by ICU's newer one
+    "\U0001ccd6\U0001ccf1 \U0001e030\U0001e051 \U000105c9 \U00016121 outlined",
     "   leading and trailing   ",
     " ",
     "",

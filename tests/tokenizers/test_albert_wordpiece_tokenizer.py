@@ -54,6 +54,21 @@ def test_every_special_character_matches_official(wordpiece_vocab, lower):
     compare(wordpiece_vocab, lower, unicode_lines(), "unicode classes")
 
 
+def test_characters_newer_than_python_decompose_as_python(tmp_path):
+    """Scripts Python's Unicode lacks but ICU's (tf-text's NFD) decomposes.
+
+    Python keeps U+105C9 (Todhri, Unicode 16) as it is; ICU would give
+    U+105D2 U+0307. A vocabulary with both forms tells them apart.
+    """
+    blocks = [(0x105C0, 0x105FF), (0x11380, 0x113FF), (0x16100, 0x1613F)]
+    chars = [chr(cp) for a, b in [*blocks, (0x16D40, 0x16D7F)] for cp in range(a, b)]
+    vocab = tmp_path / "vocab.txt"
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "k", "##e"]
+    vocab.write_text("\n".join(tokens + chars + [f"##{c}" for c in chars]) + "\n")
+    lines = [" ".join(f"k{c}e" for c in chars[i : i + 32]) for i in range(0, 256, 32)]
+    compare(str(vocab), True, lines, "Unicode newer than Python's")
+
+
 def test_vocabulary_layout_and_api(wordpiece_vocab):
     tokenizer = AlbertWordPieceTokenizer(wordpiece_vocab)
     # The release's layout: [PAD], [unused1..99], [UNK], [CLS], [SEP], [MASK].

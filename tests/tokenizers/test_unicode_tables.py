@@ -108,3 +108,31 @@ def test_lower_fixups_hold_nul_and_sigma_and_are_what_tf_gets_wrong():
 def test_unknown_name_names_the_allowed_ones():
     with pytest.raises(ValueError, match="Unknown character test.*'whitespace'"):
         ranges("spaces")
+
+
+@pytest.mark.parametrize("form", ["NFKD", "NFD"])
+def test_python_normalize_is_unicodedata(form):
+    """tf-text's ICU knows a newer Unicode; the fixups make it Python's."""
+    import tensorflow as tf
+
+    from albert_keras.tokenizers.unicode_ops import python_normalize
+
+    fixups = sorted(_members(f"{form.lower()}_fixups"))
+    # The piecewise path is exact while each fixup is a starter to Python.
+    assert all(unicodedata.combining(chr(cp)) == 0 for cp in fixups)
+    chars = [chr(cp) for cp in SAMPLE[::3] + fixups]
+    texts = [
+        *chars,
+        *[
+            f"\x00{a}\u0301{b}\u0334{a}"
+            for a, b in zip(chars, chars[::-1], strict=True)
+        ],
+        "",
+    ]
+    got = python_normalize(tf.constant([t.encode() for t in texts]), form).numpy()
+    wrong = [
+        ascii(t)
+        for g, t in zip(got, texts, strict=True)
+        if g.decode() != unicodedata.normalize(form, t)
+    ]
+    assert not wrong, wrong[:10]
