@@ -107,13 +107,22 @@ def python_normalize(text, form: str):
 
 
 def _by_rows(text, fixups: str, fast, exact):
-    """`fast` on the rows without a character of `fixups`, `exact` on the others."""
+    """`fast` on the rows without a character of `fixups`, `exact` on the others.
+
+    A batch without such rows (most) skips the exact path: eager calls on
+    one text would spend most of their time in its many small ops.
+    """
     import tensorflow as tf
 
     special = tf.strings.regex_full_match(text, f"(?s).*{regex_class(fixups)}.*")
-    parts = tf.dynamic_partition(text, tf.cast(special, tf.int32), 2)
-    where = tf.dynamic_partition(tf.range(tf.size(text)), tf.cast(special, tf.int32), 2)
-    return tf.dynamic_stitch(where, [fast(parts[0]), exact(parts[1])])
+
+    def mixed():
+        parts = tf.dynamic_partition(text, tf.cast(special, tf.int32), 2)
+        rows = tf.range(tf.size(text))
+        where = tf.dynamic_partition(rows, tf.cast(special, tf.int32), 2)
+        return tf.dynamic_stitch(where, [fast(parts[0]), exact(parts[1])])
+
+    return tf.cond(tf.reduce_any(special), mixed, lambda: fast(text))
 
 
 def _exact_normalize(text, form: str, fixups: str):
