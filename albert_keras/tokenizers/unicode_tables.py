@@ -227,9 +227,10 @@ def _lower_fixups() -> tuple[int, ...]:
 
 
 _NORMALIZE_FIXUPS = {"nfd_fixups": "NFD", "nfkd_fixups": "NFKD"}
-# Each character alone, then before a mark of class 1 and after one of 240:
-# ICU reorders those around a character it gives a combining class.
-_PROBES = ("{}", "{}\u0334", "\u0345{}")
+# Each character between a mark of class 240 and one of class 1: a
+# decomposition shows, and so does any combining class ICU gives the
+# character (the three are then reordered; to Python it is a starter).
+_PROBE = "\u0345{}\u0334"
 
 
 @functools.cache
@@ -240,20 +241,18 @@ def _normalize_fixups(form: str) -> tuple[int, ...]:
     ICU follows a newer Unicode: it decomposes (or gives a combining class to)
     characters Python 3.11's Unicode 14 has not assigned, e.g. U+1CCD6 OUTLINED
     LATIN CAPITAL LETTER A, "A" to ICU and itself to Python. Found by running
-    the op on every character alone and next to marks.
+    the op on every character between two marks.
     """
     import tensorflow as tf
     import tensorflow_text as tf_text
 
     points, chars = _characters()
-    # One text per probe, the characters apart by newlines (starters neither
-    # op changes): each is normalized as it would be alone.
+    # One text, the probes apart by newlines (starters neither op changes):
+    # each is normalized as it would be alone.
     chars = [char for char in chars if char != "\n"]
-    wrong = np.zeros(len(chars), bool)
+    text = "\n".join([_PROBE.format(char) for char in chars])
     with tf.init_scope():  # eager, even when first asked inside a tf.function
-        for probe in _PROBES:
-            text = "\n".join([probe.format(char) for char in chars])
-            got = tf_text.normalize_utf8(text, form).numpy().decode().split("\n")
-            want = unicodedata.normalize(form, text).split("\n")
-            wrong |= [a != b for a, b in zip(got, want, strict=True)]
+        got = tf_text.normalize_utf8(text, form).numpy().decode().split("\n")
+    want = unicodedata.normalize(form, text).split("\n")
+    wrong = [a != b for a, b in zip(got, want, strict=True)]
     return tuple(points[points != 10][wrong].tolist())
