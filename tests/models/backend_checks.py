@@ -188,6 +188,30 @@ def failed_loops(work):
     return result
 
 
+def input_ranges(work):
+    """The messages for ids outside the tables: JAX's gathers clamp an id
+    that is too large and wrap a negative one, so without the check these
+    calls returned garbage without an error."""
+    model = AlbertPretrainer(_tiny_backbone())
+    x = {k: np.ones((1, 4), "int32") for k in ("token_ids", "padding_mask")}
+    x["segment_ids"] = np.zeros((1, 4), "int32")
+    x["mask_positions"] = np.array([[1]])
+    bad = {
+        "negative position": {**x, "mask_positions": np.array([[-1]])},
+        "position past the end": {**x, "mask_positions": np.array([[4]])},
+        "token id past the vocabulary": {**x, "token_ids": np.full((1, 4), 10**6)},
+    }
+    messages = {}
+    for name, inputs in bad.items():
+        for how, run in (("call", model), ("predict", model.predict)):
+            try:
+                run(inputs)
+                messages[f"{name}, {how}"] = "no error"
+            except ValueError as e:
+                messages[f"{name}, {how}"] = str(e)[:300]
+    return messages
+
+
 def text_model(work):
     """The messages of `with_tokenizer` for a classifier and a span model."""
     from albert_keras import AlbertClassifier, AlbertSpanQA

@@ -172,3 +172,45 @@ def test_a_dtype_policy_that_is_no_float_is_refused():
     assert AlbertBackbone("albert_tiny", dtype="mixed_bfloat16").compute_dtype == (
         "bfloat16"
     )
+
+
+def _ids(**changes):
+    x = {k: np.ones((2, 5), "int32") for k in ("token_ids", "padding_mask")}
+    x["segment_ids"] = np.zeros((2, 5), "int32")
+    x["mask_positions"] = np.array([[1, 2], [3, 4]])
+    return {**x, **changes}
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"mask_positions": np.array([[1, 2], [3, -1]])}, r"holds -1 at \[1, 1\]"),
+        ({"mask_positions": np.array([[1, 5], [3, 4]])}, r"from 0 to 4 \(the seq"),
+        ({"token_ids": np.full((2, 5), 60)}, r"from 0 to 59 \(the vocabulary size"),
+        ({"segment_ids": np.full((2, 5), 2)}, r"segment_ids holds 2 .* use 0 for"),
+    ],
+)
+def test_ids_outside_the_tables_are_refused(backbone, changes, message):
+    """TensorFlow failed with a raw GatherV2 error deep in the graph, and a
+    negative position was taken as counted from the end (no error at all);
+    JAX clamps too large an index (test_other_backends)."""
+    model = AlbertPretrainer(backbone)
+    model.compile(optimizer="adam", loss=None)
+    x = _ids(**changes)
+    for run in (model, model.predict, model.evaluate):
+        with pytest.raises(ValueError, match=message):
+            run(x)
+    listed = {k: v.tolist() for k, v in x.items()}
+    with pytest.raises(ValueError, match=message):
+        model(listed)
+    with pytest.raises(ValueError, match=message):
+        model.fit(_ids(), validation_data=(x,), epochs=1, verbose=0)
+
+
+def test_ids_inside_the_tables_compute_as_before(backbone):
+    """The check takes nothing away: the same logits as the layers' own call."""
+    model = AlbertPretrainer(backbone)
+    x = _ids(token_ids=np.array([[0, 59, 3, 4, 5]] * 2))
+    got = model(x)["mlm_logits"]
+    direct = keras.Model.__call__(model, x)["mlm_logits"]
+    assert max_abs_diff(got, direct) == 0.0

@@ -23,7 +23,7 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "backend_checks.py")
 CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "task_export", "finetune", "failed_loops",
+        "task_export", "finetune", "failed_loops", "input_ranges",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -249,6 +249,17 @@ def test_task_export_on_jax(backend_runs):
     run, saved = work / "task_run", work / "task_savedmodel"
     assert (saved / "saved_model.pb").exists()
     assert not (run / "savedmodel").exists()  # export=False: only the one asked
+
+
+def test_ids_outside_the_tables_are_refused_on_jax(backend_runs):
+    """JAX clamps a gather index that is too large and wraps a negative one:
+    these calls returned MLM logits of the wrong tokens, with no error."""
+    _, messages = _check(backend_runs, "jax", "input_ranges")
+    for name, message in messages.items():
+        assert message.startswith(("mask_positions holds", "token_ids holds")), name
+    assert "holds -1 at [0, 0]" in messages["negative position, call"]
+    assert "from 0 to 3 (the sequence length" in messages["position past the end, call"]
+    assert "vocabulary size is" in messages["token id past the vocabulary, predict"]
 
 
 def test_failed_loops_on_jax_leave_the_weights(backend_runs):
