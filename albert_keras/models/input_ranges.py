@@ -8,6 +8,7 @@ _FIX = {
     "token_ids": "tokenize with the model's own vocabulary (its preset's tokenizer)",
     "segment_ids": "use 0 for the first text and 1 for the second",
     "mask_positions": "give positions inside the sequence, from 0 to its length - 1",
+    "start_positions": "give positions inside the sequence, from 0 to its length - 1",
 }
 
 
@@ -20,7 +21,8 @@ def _limits(model, inputs):
         limits.append(("segment_ids", config.type_vocab_size, "type_vocab_size"))
     token_ids = inputs.get("token_ids")
     if isinstance(token_ids, np.ndarray) and token_ids.ndim >= 2:
-        limits.append(("mask_positions", token_ids.shape[-1], "the sequence length"))
+        for name in ("mask_positions", "start_positions"):
+            limits.append((name, token_ids.shape[-1], "the sequence length"))
     return limits
 
 

@@ -214,3 +214,17 @@ def test_ids_inside_the_tables_compute_as_before(backbone):
     got = model(x)["mlm_logits"]
     direct = keras.Model.__call__(model, x)["mlm_logits"]
     assert max_abs_diff(got, direct) == 0.0
+
+
+def test_squad_v2_start_positions_outside_the_sequence_are_refused(backbone):
+    """The training head gathers the start's state at `start_positions`: -1
+    took the last token's, with no error."""
+    model = AlbertSquadV2(backbone)
+    x = _ids()
+    del x["mask_positions"]
+    x["p_mask"] = np.zeros((2, 5), "float32")
+    x["start_positions"] = np.array([0, 3])
+    model(x, training=True)
+    x["start_positions"] = np.array([0, -1])
+    with pytest.raises(ValueError, match=r"start_positions holds -1 at \[1\]"):
+        model(x, training=True)
