@@ -13,6 +13,8 @@ of the last step that ran, when there is one, goes back first.
 
 from __future__ import annotations
 
+import weakref
+
 import keras
 
 
@@ -51,12 +53,24 @@ def keeping_variables(model, run, *args, **kwargs):
     optimizer = getattr(model, "optimizer", None)
     if run.__name__ == "fit" and optimizer is not None and not optimizer.built:
         optimizer.build(model.trainable_variables)
-    held = [(v, v.value) for v in _held_variables(model)]
+    held = [(v, _hold(model, v.value)) for v in _held_variables(model)]
     try:
         return run(*args, **kwargs)
     except BaseException:
         _put_back(model, held)
         raise
+
+
+def _hold(model, value):
+    """`value` itself where the loop donates it (jitted: the buffer is then
+    deleted and costs nothing), else a weak reference: a strong one would
+    keep a second copy of every weight alive for the whole loop. Before the
+    first step ends Keras's own state still holds it; after, `_jax_state`
+    holds the newer values that go back first."""
+    donated = model.jit_compile and not model.run_eagerly
+    if donated or value is None:
+        return value
+    return weakref.ref(value)
 
 
 def _put_back(model, held):
@@ -66,6 +80,8 @@ def _put_back(model, held):
         model.jax_state_sync()
         model._jax_state = None
     for variable, value in held:
+        if isinstance(value, weakref.ref):
+            value = value()
         empty = getattr(variable, "_value", False) is None
         if empty and value is not None and not value.is_deleted():
             variable.assign(value)

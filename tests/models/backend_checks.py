@@ -144,13 +144,50 @@ def squad_predict(work):
 def failed_loops(work):
     """After a `predict`, `evaluate` and `fit` that raise (a sequence longer
     than the position table; a label of the wrong shape), the model computes
-    as before and trains: max abs diff of the logits, and the messages."""
+    as before and trains: max abs diff of the logits, and the messages; with
+    and without `jit_compile`. Then how many of the weights' values before a
+    `fit` without `jit_compile` are still alive after each of its steps."""
+    return {
+        "jit": _failed_loops(jit_compile=True),
+        "no_jit": _failed_loops(jit_compile=False),
+        "alive": _values_alive_during_fit(),
+    }
+
+
+def _classifier(jit_compile):
     from albert_keras import AlbertClassifier
 
     model = AlbertClassifier(_tiny_backbone(), num_classes=2)
     model.compile(
-        optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(True)
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(True),
+        jit_compile=jit_compile,
     )
+    return model
+
+
+def _values_alive_during_fit():
+    import gc
+    import weakref
+
+    model = _classifier(jit_compile=False)
+    model.optimizer.build(model.trainable_variables)
+    before = [weakref.ref(v.value) for v in model.trainable_variables]
+    alive = []
+
+    class Count(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            gc.collect()
+            alive.append(sum(ref() is not None for ref in before))
+
+    x = {k: np.ones((4, 8), "int32") for k in ("token_ids", "padding_mask")}
+    x["segment_ids"] = np.zeros((4, 8), "int32")
+    model.fit(x, np.zeros(4), batch_size=2, verbose=0, callbacks=[Count()])
+    return {"alive": alive, "weights": len(before)}
+
+
+def _failed_loops(jit_compile):
+    model = _classifier(jit_compile)
     x = {k: np.ones((2, 8), "int32") for k in ("token_ids", "padding_mask")}
     x["segment_ids"] = np.zeros((2, 8), "int32")
     long = {k: np.ones((1, 200), "int32") for k in x}
