@@ -27,7 +27,7 @@ def _package_files():
         for folder, subfolders, names in os.walk(os.path.join(ROOT, package)):
             subfolders[:] = [s for s in subfolders if s != "__pycache__"]
             for name in names:
-                notes = name == "README.md" and not folder.endswith("data")
+                notes = name == "README.md" and os.path.basename(folder) != "data"
                 if not notes and not name.endswith((".pyc", ".pyo")):
                     path = os.path.relpath(os.path.join(folder, name), ROOT)
                     files.add(path.replace(os.sep, "/"))
