@@ -23,7 +23,7 @@ def log(message):
 
 def to_keras(args):
     """SOURCE -> the `.keras` file OUTPUT (and `--saved-model`)."""
-    from albert_keras.atomic_files import make_folder
+    from albert_keras.atomic_files import make_folder, save_atomically
     from checkpoints_convert.conversion_error import ConversionError
     from checkpoints_convert.loader import load_official_checkpoint
     from checkpoints_convert.preset_sources import readable_folder
@@ -45,7 +45,7 @@ def to_keras(args):
         if args.text_model is not None:
             model = with_tokenizer_of(model, vocab, args)
         make_folder(os.path.dirname(os.path.abspath(args.output)), args.output)
-        model.save(args.output)
+        save_atomically(args.output, model.save)
         log(f"wrote {args.output} ({time.perf_counter() - start:.1f}s)")
         kept = _keep_vocabulary_beside(vocab, args.output) if vocab else None
         told = keep_labels_beside(source, model, args.output, kept)
@@ -53,9 +53,9 @@ def to_keras(args):
             log(told)
     if args.saved_model:
         if args.text_model is not None:
-            model.export_serving(args.saved_model)
+            save_atomically(args.saved_model, model.export_serving)
         else:
-            model.export(args.saved_model, verbose=False)
+            save_atomically(args.saved_model, lambda p: model.export(p, verbose=False))
         log(f"wrote SavedModel {args.saved_model}")
 
 

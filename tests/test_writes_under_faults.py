@@ -81,3 +81,49 @@ def test_pretraining_shards(monkeypatch, tmp_path):
 
     # Two per-file temporaries, then the two shards.
     assert check_each_write_can_fail(monkeypatch, tmp_path, write) >= 2
+
+
+def test_albert_convert_keras_file_and_savedmodel(pretrainer, monkeypatch, tmp_path):
+    """`albert-convert ... --output base.keras --saved-model DIR` over an
+    earlier conversion: a full disk at any file of the `.keras`, or an
+    export that fails, leaves the earlier files exactly as they were."""
+    import keras
+    from write_faults import failing_file_writes, files_in
+
+    from checkpoints_convert import save_official_checkpoint
+    from checkpoints_convert.cli import main
+
+    release = str(tmp_path / "release")
+    save_official_checkpoint(pretrainer, os.path.join(release, "model.ckpt-best"))
+    out = tmp_path / "out"
+    argv = [release, "--model", "backbone", "--output", str(out / "base.keras")]
+    argv += ["--saved-model", str(out / "savedmodel")]
+    assert main(argv) == 0
+    with monkeypatch.context() as patch:
+        opened = failing_file_writes(patch, str(out))
+        assert main(argv) == 0
+    assert any(path.endswith(".keras") for path in opened), opened
+    before = files_in(str(out))
+    for at in range(1, len(opened) + 1):
+        with monkeypatch.context() as patch:
+            failing_file_writes(patch, str(out), at)
+            assert main(argv) == 2
+        assert files_in(str(out)) == before, f"fault at file {at}"
+    real_export = keras.Model.export
+
+    def export_then_fail(model, path, *args, **kwargs):
+        real_export(model, path, *args, **kwargs)
+        raise OSError(28, "No space left on device (injected)")
+
+    monkeypatch.setattr(keras.Model, "export", export_then_fail)
+    assert main(argv) == 2
+    saved = str(out / "savedmodel")
+    assert files_in(saved) == files_in_folder(before, "savedmodel")
+    assert sorted(os.listdir(out)) == ["base.keras", "savedmodel"]
+    assert keras.saving.load_model(str(out / "base.keras")).count_params() > 0
+
+
+def files_in_folder(files, folder):
+    """The entries of `files_in(...)` under `folder`, relative to it."""
+    prefix = folder + os.sep
+    return {k[len(prefix) :]: v for k, v in files.items() if k.startswith(prefix)}
