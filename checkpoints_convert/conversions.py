@@ -207,6 +207,7 @@ def to_official(args):
 def _copy_vocabulary(args):
     """The vocabulary beside the written checkpoint, as in a release."""
     from albert_keras.atomic_files import copy_file
+    from albert_keras.tokenizers.vocabulary_files import VOCABULARY_NAMES
     from checkpoints_convert.backbone_loader import find_vocabulary
 
     try:
@@ -217,6 +218,12 @@ def _copy_vocabulary(args):
             "model's SentencePiece model or vocab.txt beside the checkpoint."
         )
         return
-    target = os.path.join(args.output, os.path.basename(vocab))
+    name = os.path.basename(vocab)
+    if vocab.endswith(".txt") and name not in VOCABULARY_NAMES:
+        # `zh.vocab.txt` beside zh.keras: a `*_zh` release's name, so that the
+        # folder gives it back (converting back, --init); a `.model` is found
+        # under any name.
+        name = "vocab_chinese.txt"
+    target = os.path.join(args.output, name)
     copy_file(vocab, target)
     log(f"wrote {target}")

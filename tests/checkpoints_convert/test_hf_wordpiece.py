@@ -18,6 +18,7 @@ from checkpoints_convert import (
     load_official_checkpoint,
     save_hf_checkpoint,
 )
+from checkpoints_convert.backbone_loader import find_vocabulary
 from checkpoints_convert.cli import main as convert
 
 TEXT = [
@@ -83,6 +84,42 @@ def test_to_hf_writes_vocab_txt_and_finds_it_on_the_way_back(tmp_path, capsys):
     ).read_bytes()
     loaded = load_official_checkpoint(str(hf), model="pretrainer")
     assert loaded.conversion_report.vocab_path == str(hf / "vocab.txt")
+    for ours, theirs in zip(
+        keras.saving.load_model(back).weights, model.weights, strict=True
+    ):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_to_official_keeps_the_wordpiece_vocabulary_where_a_release_has_it(
+    tmp_path, capsys
+):
+    # A `*_zh` release keeps `vocab_chinese.txt`; the folder `--to-official`
+    # writes must give its vocabulary back (converting back, --init).
+    run = tmp_path / "run"
+    run.mkdir()
+    vocab = _vocabulary(run, lowercase=True)
+    model = _pretrainer(vocab)
+    model.save(run / "zh.keras")
+    (run / "zh.vocab.txt").write_bytes((run / "vocab.txt").read_bytes())
+    (run / "vocab.txt").unlink()  # only the one beside the model, by its name
+    release = tmp_path / "release"
+    assert (
+        convert([str(run / "zh.keras"), "--to-official", "--output", str(release)]) == 0
+    )
+    assert f"wrote {release / 'vocab_chinese.txt'}" in capsys.readouterr().err
+    assert sorted(os.listdir(release)) == [
+        "albert_config.json",
+        "model.ckpt-best.data-00000-of-00001",
+        "model.ckpt-best.index",
+        "vocab_chinese.txt",
+    ]
+    back = tmp_path / "back.keras"
+    assert convert([str(release), "--output", str(back)]) == 0
+    assert f"wrote {tmp_path / 'back.vocab.txt'}" in capsys.readouterr().err
+    assert (tmp_path / "back.vocab.txt").read_text(encoding="utf-8") == (
+        run / "zh.vocab.txt"
+    ).read_text(encoding="utf-8")
+    assert find_vocabulary(str(release)) == str(release / "vocab_chinese.txt")
     for ours, theirs in zip(
         keras.saving.load_model(back).weights, model.weights, strict=True
     ):
