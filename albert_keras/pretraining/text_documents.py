@@ -22,16 +22,32 @@ _SENTENCE_END = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?])"
     r"[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])"
 )
+# Chinese: after 。！？ (a run of them) and the closing quotes or brackets that
+# follow, whatever comes next (no space, no capitals in Chinese).
+_CLOSERS = "”’」』）》〉"
+_CJK_SENTENCE_END = re.compile(
+    rf"(?<=[。！？])(?![。！？{_CLOSERS}])"
+    rf"|(?<=[。！？][{_CLOSERS}])(?![{_CLOSERS}])"
+    rf"|(?<=[。！？][{_CLOSERS}]{{2}})(?![{_CLOSERS}])"
+)
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """Sentences of an English paragraph: cuts after . ! ? before a capital or digit.
+    """Sentences of a paragraph: English cut after . ! ? before a capital or
+    digit, Chinese after 。！？ and the closing quotes that follow.
 
     Example:
     >>> split_sentences("It was late. Mr. Knightley came in! Emma smiled.")
     ['It was late.', 'Mr. Knightley came in!', 'Emma smiled.']
+    >>> split_sentences("天下大势，分久必合。帝曰：“何罪？”帝怒。")
+    ['天下大势，分久必合。', '帝曰：“何罪？”', '帝怒。']
     """
-    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+    return [
+        s.strip()
+        for part in _SENTENCE_END.split(paragraph)
+        for s in _CJK_SENTENCE_END.split(part)
+        if s.strip()
+    ]
 
 
 def read_documents(path: str, sentences: bool = False) -> list[list[str]]:

@@ -6,6 +6,7 @@ import pytest
 from albert_keras.pretraining.text_documents import (
     hold_out_documents,
     read_documents,
+    split_sentences,
     write_documents,
 )
 
@@ -98,3 +99,36 @@ def test_utf8_cut_mid_character_is_not_called_latin1(tmp_path):
     latin.write_bytes("café au lait\n".encode("latin-1"))
     with pytest.raises(ValueError, match="iconv -f latin1"):
         read_documents(str(latin))
+
+
+def test_split_sentences_cuts_chinese_paragraphs_too(tmp_path):
+    # `create-data` warns "pass --split-sentences" when paragraph lines are
+    # cut to --max-seq-length; on Chinese text the flag cut nothing (it looked
+    # for ". " before a capital), so the warning sent a zh user nowhere.
+    paragraph = (
+        "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦！"
+        "帝曰：“汝何罪而受诛？”帝怒。ALBERT模型很好。 It was late. Emma smiled."
+    )
+    assert split_sentences(paragraph) == [
+        "话说天下大势，分久必合，合久必分。",
+        "周末七国分争，并入于秦！",
+        "帝曰：“汝何罪而受诛？”",
+        "帝怒。",
+        "ALBERT模型很好。",
+        "It was late.",
+        "Emma smiled.",
+    ]
+    # Runs of marks and closing quotes stay with their sentence; English
+    # is cut as before (not after "Mr.").
+    assert split_sentences("真的吗？！「好。」Mr. Knightley came. Emma") == [
+        "真的吗？！",
+        "「好。」",
+        "Mr. Knightley came.",
+        "Emma",
+    ]
+    path = tmp_path / "zh.txt"
+    path.write_text("一。二！\n三？\n\n四。五\n", encoding="utf-8")
+    assert read_documents(str(path), sentences=True) == [
+        ["一。", "二！", "三？"],
+        ["四。", "五"],
+    ]
