@@ -15,7 +15,7 @@ import os
 import re
 
 from albert_keras.atomic_files import atomic_write
-from albert_keras.tokenizers.binary_files import binary_kind
+from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short
 from albert_keras.tokenizers.vocabulary import input_paths
 
 _SENTENCE_END = re.compile(
@@ -90,12 +90,7 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        if e.reason == "unexpected end of data":  # UTF-8, cut mid-character
-            raise ValueError(
-                f"{path!r} ends in the middle of a UTF-8 character (byte "
-                f"{e.start}, line {line}): it was cut short (head -c?). Cut "
-                f"whole lines instead, e.g. `head -n 1000`."
-            ) from None
+        check_cut_short(path, raw, e)
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}: "
             f"{raw[e.start : e.start + 4]!r}). Convert it first, e.g. "

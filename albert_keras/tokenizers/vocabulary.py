@@ -9,7 +9,7 @@ import os
 import sys
 
 from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
-from albert_keras.tokenizers.binary_files import binary_kind, read_head
+from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short, read_head
 
 # The released 30k-clean.model's options (the ALBERT README's spm_train
 # command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
@@ -90,6 +90,7 @@ def _read_text(path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        check_cut_short(path, raw, e)
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}); convert it, "
             "e.g. with iconv, before training a vocabulary."

@@ -91,6 +91,26 @@ def test_bad_input_is_rejected_with_the_fix(tmp_path, capsys):
     latin.write_bytes("caf\u00e9 cr\u00e8me\n".encode("latin-1") * 10)
     with pytest.raises(ValueError, match="not UTF-8 text.*iconv"):
         vocab(["--input", str(latin), "--output", str(tmp_path / "x")])
+    # Chinese sliced with `head -c` ends inside a character: the file is
+    # UTF-8 (iconv would not help); say so, as create-data does.
+    cut = tmp_path / "zh.txt"
+    cut.write_bytes("天下大势，分久必合。\n".encode() * 10 + "合久必分".encode()[:-1])
+    with pytest.raises(ValueError) as raised:
+        vocab(
+            [
+                "--input",
+                str(cut),
+                "--output",
+                str(tmp_path / "x"),
+                "--kind",
+                "wordpiece",
+            ]
+        )
+    assert str(raised.value) == (
+        f"{str(cut)!r} ends in the middle of a UTF-8 character (byte 319, "
+        "line 11): it was cut short (head -c?). Cut whole lines instead, e.g. "
+        "`head -n 1000`."
+    )
     small = tmp_path / "small.txt"
     small.write_text("a few words only\n" * 20)
     with pytest.raises(ValueError, match="Vocabulary size too high"):
