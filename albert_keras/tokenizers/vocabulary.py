@@ -10,6 +10,7 @@ import sys
 
 from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
 from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short, read_head
+from albert_keras.tokenizers.vocabulary_files import wordpiece_reserved_tokens
 
 # The released 30k-clean.model's options (the ALBERT README's spm_train
 # command): ids 0-4 are <pad>, <unk>, [CLS], [SEP], [MASK]; no BOS/EOS;
@@ -213,23 +214,6 @@ def train_sentencepiece(
     return str(output_prefix) + ".model"
 
 
-def wordpiece_reserved_tokens(unused_tokens: int = 99) -> list[str]:
-    """BERT's layout: `[PAD]`, `[unused1..N]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`.
-
-    With the default 99 unused slots the ids are those of the release's
-    `vocab_chinese.txt`: [PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102, [MASK]=103.
-    """
-    if isinstance(unused_tokens, bool) or not isinstance(unused_tokens, int):
-        raise ValueError(f"`unused_tokens` must be an int. Received: {unused_tokens!r}")
-    if unused_tokens < 0:
-        raise ValueError(
-            f"--unused {unused_tokens}: the [unusedN] slots cannot be negative; "
-            "give 0 or more (99, the release's, gives [UNK]=100)."
-        )
-    unused = [f"[unused{i}]" for i in range(1, unused_tokens + 1)]
-    return ["[PAD]", *unused, "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
 def build_wordpiece_vocabulary(
     input_files,
     output_path: str,
@@ -260,7 +244,8 @@ def build_wordpiece_vocabulary(
         unused_tokens: `[unusedN]` slots after `[PAD]` (99 gives the release's
             special ids).
         max_characters: alphabet size; rarer characters become `[UNK]`.
-            Default: as many as leave half the room to longer pieces.
+            Default: as many as leave half the room to longer pieces, then
+            as many as fit in the room those leave (Chinese has few).
         iterations: refinement passes.
 
     Returns: `output_path`.
@@ -300,17 +285,11 @@ def build_wordpiece_vocabulary(
     return str(output_path)
 
 
-def _is_cjk(char: str) -> bool:
-    from albert_keras.tokenizers.unicode_tables import _is_cjk as is_cjk
-
-    return is_cjk(ord(char))
-
-
 def _stands_alone(char: str) -> bool:
     """CJK ideographs and punctuation are always words of their own."""
-    from albert_keras.tokenizers.unicode_tables import _is_punctuation
+    from albert_keras.tokenizers.unicode_tables import _is_cjk, _is_punctuation
 
-    return _is_cjk(char) or _is_punctuation(char)
+    return _is_cjk(ord(char)) or _is_punctuation(char)
 
 
 def learn_wordpieces(
@@ -352,6 +331,15 @@ def learn_wordpieces(
         if len(alphabet) < 2:
             break
     base = char_tokens(alphabet)[:size]
+
+    def rarer(spare):  # the characters cut for longer pieces, in their room
+        extra = []
+        for char in ranked[len(alphabet) :] if not max_characters else ():
+            if len(tokens := char_tokens([char])) > spare - len(extra):
+                break
+            extra += tokens
+        return extra
+
     allowed = set(alphabet)
     words = {
         w: c
@@ -360,7 +348,7 @@ def learn_wordpieces(
     }
     room = size - len(base)
     if room <= 0 or not words:
-        return base
+        return base + rarer(room)
 
     def best(scores):
         known = set(base)
@@ -393,7 +381,7 @@ def learn_wordpieces(
                 used[piece] = 0
         scores = {p: used[p] * 1_000_000 + candidates[p] for p in candidates}
         pieces = best(scores)
-    return base + pieces
+    return base + pieces + rarer(room - len(pieces))
 
 
 # `albert_keras/cli.py` imported the subcommand from here before vocab_cli.py.

@@ -349,3 +349,20 @@ def check_same_vocabulary(vocabulary, model_path) -> None:
         "model's token ids are the latter's. Leave --vocab out to use it, or "
         "replace that file if it is the wrong one."
     )
+
+
+def wordpiece_reserved_tokens(unused_tokens: int = 99) -> list[str]:
+    """BERT's layout: `[PAD]`, `[unused1..N]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`.
+
+    With the default 99 unused slots the ids are those of the release's
+    `vocab_chinese.txt`: [PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102, [MASK]=103.
+    """
+    if isinstance(unused_tokens, bool) or not isinstance(unused_tokens, int):
+        raise ValueError(f"`unused_tokens` must be an int. Received: {unused_tokens!r}")
+    if unused_tokens < 0:
+        raise ValueError(
+            f"--unused {unused_tokens}: the [unusedN] slots cannot be negative; "
+            "give 0 or more (99, the release's, gives [UNK]=100)."
+        )
+    unused = [f"[unused{i}]" for i in range(1, unused_tokens + 1)]
+    return ["[PAD]", *unused, "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -146,3 +146,44 @@ def test_a_vocabulary_too_large_for_the_text_leaves_no_folder(tmp_path, capsys):
     assert main([*args, "--preset", "tiny", "--steps", "1", "--output-dir", str(run)])
     assert "fewer pieces" in capsys.readouterr().err
     assert not run.exists()
+
+
+def test_wordpiece_characters_fill_the_room_longer_pieces_leave(tmp_path):
+    # Chinese words are single characters, so few longer pieces exist; the
+    # alphabet was still cut to half of --size: 300 characters seen, --size
+    # 404 (300 after the reserved tokens), and 150 of them became [UNK] in a
+    # vocabulary of 254 tokens.
+    chars = [chr(0x4E00 + i) for i in range(300)]
+    lines = [
+        "".join(c * (300 - i) for i, c in enumerate(chars[j::7])) for j in range(7)
+    ]
+    (tmp_path / "zh.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = str(tmp_path / "zh")
+    vocab(
+        [
+            "--input",
+            str(tmp_path / "zh.txt"),
+            "--output",
+            out,
+            "--kind",
+            "wordpiece",
+            "--size",
+            "404",
+        ]
+    )
+    tokens = open(out + ".txt", encoding="utf-8").read().split("\n")[:-1]
+    reserved = ["[PAD]", *[f"[unused{i}]" for i in range(1, 100)]]
+    assert tokens == reserved + ["[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars
+    # With Latin words too: the most frequent characters first, to the last
+    # token of --size; with room for them all, every character is in.
+    lines.append("hello world, hello there. " * 50 + "wordpiece words")
+    (tmp_path / "mixed.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mixed = ["--input", str(tmp_path / "mixed.txt"), "--output", out]
+    vocab(mixed + ["--kind", "wordpiece", "--size", "404"])
+    tokens = open(out + ".txt", encoding="utf-8").read().split("\n")[:-1]
+    assert tokens[104:] == chars
+    vocab(mixed + ["--kind", "wordpiece", "--size", "450"])
+    tokens = open(out + ".txt", encoding="utf-8").read().split("\n")[:-1]
+    latin = sorted(set("hello world, hello there. wordpiece words") - {" "})
+    inner = ["##" + c for c in latin if c.isalpha()]
+    assert sorted(tokens[104:]) == sorted(chars + latin + inner)
