@@ -80,9 +80,17 @@ def find_vocabulary(init, vocab=None, for_tokenizer=False) -> str:
         return SPM_MODEL_PATH
     init = _cached(init, _TOKENIZER_RANDOM if for_tokenizer else None)
     if is_release_tar(init):
+        fix = (
+            "build the tokenizer from the vocabulary in it: AlbertTokenizer("
+            "'30k-clean.model'), or AlbertWordPieceTokenizer('vocab_chinese.txt') "
+            "for a *_zh release."
+            if for_tokenizer
+            else "pass --vocab with the vocabulary in it (30k-clean.model, or "
+            "vocab_chinese.txt in a *_zh release)."
+        )
         raise FileNotFoundError(
             f"{init!r} is a packed release: unpack it (tar xzf) and pass the "
-            "folder, or pass --vocab with its 30k-clean.model."
+            f"folder, or {fix}"
         )
     found = vocabulary_beside(init)
     if found is None:

@@ -6,6 +6,8 @@ at once. A folder holding a `.keras` file (a fine-tuning run's `best.keras`)
 names that file.
 """
 
+import tarfile
+
 import pytest
 
 from checkpoints_convert.backbone_loader import find_vocabulary, load_backbone
@@ -99,3 +101,27 @@ def test_a_folder_kept_under_a_run_part_is_no_part_of_it(tmp_path, part):
     assert run_part(tmp_path / part) is not None
     (tmp_path / "backup" / "epoch-0001").mkdir(parents=True)
     assert run_part(tmp_path / "backup" / "epoch-0001") is not None
+
+
+def test_a_packed_zh_release_names_its_wordpiece_vocabulary(tmp_path):
+    # The refusal named only 30k-clean.model (and --vocab to a Python
+    # caller): a `*_zh` release holds vocab_chinese.txt.
+    packed = tmp_path / "albert_base_zh.tar.gz"
+    with tarfile.open(packed, "w:gz") as tar:
+        (tmp_path / "albert_config.json").write_text("{}")
+        tar.add(tmp_path / "albert_config.json", arcname="albert_base_zh/x.json")
+    with pytest.raises(FileNotFoundError) as error:
+        find_vocabulary(str(packed))
+    assert str(error.value) == (
+        f"{str(packed)!r} is a packed release: unpack it (tar xzf) and pass the "
+        "folder, or pass --vocab with the vocabulary in it (30k-clean.model, or "
+        "vocab_chinese.txt in a *_zh release)."
+    )
+    with pytest.raises(FileNotFoundError) as error:
+        find_vocabulary(str(packed), for_tokenizer=True)
+    assert str(error.value) == (
+        f"{str(packed)!r} is a packed release: unpack it (tar xzf) and pass the "
+        "folder, or build the tokenizer from the vocabulary in it: "
+        "AlbertTokenizer('30k-clean.model'), or "
+        "AlbertWordPieceTokenizer('vocab_chinese.txt') for a *_zh release."
+    )
