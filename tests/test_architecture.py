@@ -72,3 +72,29 @@ def test_every_module_is_listed_in_its_folders_readme():
                 if name.endswith(".py") and name != "__init__.py" and name not in text
             ]
     assert not missing, f"not in their folder's README.md: {missing}"
+
+
+def _imports_of_conftest(path):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "conftest":
+            yield node.lineno
+        names = [a.name for a in getattr(node, "names", [])]
+        if isinstance(node, ast.Import) and "conftest" in names:
+            yield node.lineno
+
+
+def test_no_test_imports_a_conftest():
+    """`from conftest import ...` took the conftest of whichever test folder
+    was imported last: `pytest tests/tokenizers tests/checkpoints_convert/x.py`
+    failed to collect four tokenizer modules. Shared test helpers live in
+    modules with names of their own (tests/tokenizers/tokenizer_cases.py)."""
+    found = []
+    for folder, _, files in os.walk(os.path.join(REPO, "tests")):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, REPO)
+                found += [f"{rel}:{line}" for line in _imports_of_conftest(path)]
+    assert not found, found

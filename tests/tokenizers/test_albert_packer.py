@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from albert_test_case import task_file
-from conftest import SANGUO_LATER
 from official_tokenization import (
     official_classifier_features,
     official_squad_features,
     record_exact_match,
     tokenization,
 )
+from tokenizer_cases import SANGUO_LATER
 
 from albert_keras.tokenizers import (
     AlbertPacker,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 import tensorflow as tf
-from conftest import DIGIT_COMMA_PIECES, EDGE_CASES
 from official_tokenization import official_ids, record_exact_match, tokenization
+from tokenizer_cases import DIGIT_COMMA_PIECES, EDGE_CASES
 
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer, load_tokenizer

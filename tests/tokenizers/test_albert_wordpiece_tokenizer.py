@@ -2,8 +2,8 @@
 
 import pytest
 import tensorflow as tf
-from conftest import EDGE_CASES
 from official_tokenization import official_wordpiece_ids, record_exact_match
+from tokenizer_cases import EDGE_CASES
 
 from albert_keras.tokenizers import AlbertWordPieceTokenizer
 from albert_keras.tokenizers.unicode_tables import ranges

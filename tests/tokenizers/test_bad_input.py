@@ -17,8 +17,8 @@ import pytest
 import sentencepiece as spm
 import tensorflow as tf
 from albert_test_case import max_abs_diff, micro_config
-from conftest import corpus_lines
 from official_tokenization import official_classifier_features, tokenization
+from tokenizer_cases import corpus_lines
 
 from albert_keras import AlbertBackbone, AlbertClassifier
 from albert_keras.models import with_tokenizer
