@@ -127,8 +127,8 @@ def _add_instance_arguments(parser, values):
     parser.add_argument(
         "--split-sentences",
         action="store_true",
-        help="cut each line into sentences (for a paragraph per line; on for "
-        "the embedded corpus)",
+        help="cut each line into sentences, after . ! ? and after 。！？ "
+        "(for a paragraph per line; on for the embedded corpus)",
     )
 
 
