@@ -63,7 +63,15 @@ def test_qa_slices_give_the_answers_of_one_call(tokenizer, tmp_path):
     expected = model((questions, contexts))
     assert sorted(got) == sorted(expected)
     for key in got:
-        assert np.array_equal(got[key].numpy(), np.asarray(expected[key])), key
+        served_values, called = got[key].numpy(), np.asarray(expected[key])
+        if served_values.dtype.kind != "f":
+            assert np.array_equal(served_values, called), key
+            continue
+        # The SavedModel's graph may round a float differently (1 ulp was
+        # seen with Keras 3.13); answers and positions stay exact.
+        assert np.array_equal(np.isinf(served_values), np.isinf(called)), key
+        finite = np.isfinite(called)
+        assert max_abs_diff(served_values[finite], called[finite]) < 1e-6, key
 
 
 def test_the_model_is_traced_once_per_signature():
