@@ -60,3 +60,40 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
         assert os.path.relpath(path, ROOT).replace(os.sep, "/") in in_wheel
     assert sorted(in_checkout - in_wheel) == []
     assert sorted(in_wheel - in_checkout) == []
+
+
+def _setup_cfg():
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(os.path.join(ROOT, "setup.cfg"), encoding="utf-8")
+    return config
+
+
+def test_the_readme_names_the_pythons_and_keras_that_setup_cfg_requires():
+    """The README's install paragraph and setup.cfg name the same Pythons
+    and Keras floor, and the Keras installed meets it. (The floor was 3.5,
+    but the int8 path needs Keras 3.13, the quantizer's per-call axis, which
+    needs Python 3.11: on 3.10 pip took Keras 3.12 and int8 attention
+    failed.)"""
+    import re
+
+    config = _setup_cfg()
+    requires = config["options"]["install_requires"]
+    keras_floor = re.search(r"^keras>=([\d.]+)$", requires, re.M).group(1)
+    low, high = re.fullmatch(
+        r">=3\.(\d+), <3\.(\d+)", config["options"]["python_requires"]
+    ).groups()
+    pythons = [f"3.{minor}" for minor in range(int(low), int(high))]
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert f"`keras>={keras_floor}`" in readme
+    ends = [pythons[0], pythons[-1]]
+    named = " or ".join(pythons) if len(pythons) < 3 else " to ".join(ends)
+    assert f"Python {named}." in readme
+    classifiers = re.findall(r"Python :: (3\.\d+)", config["metadata"]["classifiers"])
+    assert classifiers == pythons
+    import keras
+
+    installed = tuple(int(part) for part in keras.__version__.split(".")[:2])
+    assert installed >= tuple(int(part) for part in keras_floor.split(".")[:2])
