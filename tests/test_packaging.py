@@ -71,11 +71,11 @@ def _setup_cfg():
 
 
 def test_the_readme_names_the_pythons_and_keras_that_setup_cfg_requires():
-    """The README's install paragraph and setup.cfg name the same Pythons
-    and Keras floor, and the Keras installed meets it. (The floor was 3.5,
-    but the int8 path needs Keras 3.13, the quantizer's per-call axis, which
-    needs Python 3.11: on 3.10 pip took Keras 3.12 and int8 attention
-    failed.)"""
+    """The README's install paragraph and setup.cfg name the same Pythons,
+    TensorFlow versions and Keras floor, and the Keras installed meets it.
+    (The floors were Python 3.10, TensorFlow 2.16 and Keras 3.5, but the
+    int8 path needs Keras 3.13, the quantizer's per-call axis, which needs
+    Python 3.11; on 3.10 pip took Keras 3.12 and int8 attention failed.)"""
     import re
 
     config = _setup_cfg()
@@ -88,6 +88,11 @@ def test_the_readme_names_the_pythons_and_keras_that_setup_cfg_requires():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert f"`keras>={keras_floor}`" in readme
+    tf_low, tf_high = re.search(
+        r"^tensorflow>=2\.(\d+),<2\.(\d+)$", requires, re.M
+    ).groups()
+    tfs = [f"2.{minor}" for minor in range(int(tf_low), int(tf_high))]
+    assert f"`tensorflow-text` ({' or '.join(tfs)})" in readme
     ends = [pythons[0], pythons[-1]]
     named = " or ".join(pythons) if len(pythons) < 3 else " to ".join(ends)
     assert f"Python {named}." in readme

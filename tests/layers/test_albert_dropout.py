@@ -93,8 +93,10 @@ def test_config_round_trip():
 
 def test_xla_mask_is_much_faster_than_keras_dropout():
     # Why the layer exists: under `jit_compile` on CPU, Keras's dropout mask
-    # (TensorFlow's "auto_select" stateless RNG) compiles to code about 25x
-    # slower than Philox. One attention-probability tensor of the small
+    # (TensorFlow's "auto_select" stateless RNG) compiles, with TensorFlow
+    # 2.21, to code about 25x slower than Philox. TensorFlow 2.20 compiles
+    # both alike (measured with Keras 3.13 and 3.15): there the layer must
+    # only not be slower. One attention-probability tensor of the small
     # config at batch 64 x 64 tokens.
     x = tf.random.normal((64, 4, 64, 64))
 
@@ -110,8 +112,14 @@ def test_xla_mask_is_much_faster_than_keras_dropout():
 
     ours = best_time(AlbertDropout(0.1, seed=1))
     theirs = best_time(keras.layers.Dropout(0.1, seed=1))
-    assert ours * 4 < theirs, (
+    figures = (
         f"AlbertDropout {ours * 1e3:.1f} ms vs keras.layers.Dropout "
-        f"{theirs * 1e3:.1f} ms under XLA: if TensorFlow has fixed its "
-        "auto_select RNG on CPU, AlbertDropout is no longer needed"
+        f"{theirs * 1e3:.1f} ms under XLA, TensorFlow {tf.__version__}"
+    )
+    if tuple(int(v) for v in tf.__version__.split(".")[:2]) < (2, 21):
+        assert ours < 1.5 * theirs, figures
+        return
+    assert ours * 4 < theirs, (
+        f"{figures}: if TensorFlow has fixed its auto_select RNG on CPU, "
+        "AlbertDropout is no longer needed"
     )
