@@ -89,8 +89,8 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
         check_cut_short(path, raw, e)
+        line = raw[: e.start].count(b"\n") + 1
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}: "
             f"{raw[e.start : e.start + 4]!r}). Convert it first, e.g. "

@@ -14,7 +14,7 @@ import os
 import re
 
 from albert_keras.tasks.data_report import DataReport
-from albert_keras.tokenizers.binary_files import binary_kind
+from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short
 
 
 def _open_lines(path):
@@ -39,6 +39,7 @@ def _open_lines(path):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
+        check_cut_short(path, raw, e)
         line = raw[: e.start].count(b"\n") + 1
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}): save the "

@@ -571,6 +571,15 @@ def test_a_windows_1252_file_is_refused_with_its_line(tmp_path):
         task_from_name("classify").read(path, training=True)
 
 
+def test_a_file_cut_inside_a_character_is_called_cut_short(tmp_path):
+    # Before: "not UTF-8 text ... iconv -f cp1252", which would garble a UTF-8
+    # file that `head -c` cut in the middle of a Chinese character.
+    data = '{"text": "好", "label": 1}\n{"text": "天下大势'.encode()[:-1]
+    path = _bytes(tmp_path, "cut.jsonl", data)
+    with pytest.raises(ValueError, match=r"cut short \(head -c\?\).*head -n"):
+        task_from_name("classify").read(path, training=True)
+
+
 def test_train_labels_left_out_of_declared_labels_are_not_called_errors():
     # Before: `--labels True,False` on a three-class file warned "... skipped
     # (label outside the label set: 2 ...). Fix those records, or name the
