@@ -334,7 +334,9 @@ def learn_wordpieces(
 
     def rarer(spare):  # the characters cut for longer pieces, in their room
         extra = []
-        for char in ranked[len(alphabet) :] if not max_characters else ():
+        if max_characters:  # the alphabet size was asked for
+            return extra
+        for char in ranked[len(alphabet) :]:
             if len(tokens := char_tokens([char])) > spare - len(extra):
                 break
             extra += tokens
