@@ -102,3 +102,20 @@ def test_the_readme_names_the_pythons_and_keras_that_setup_cfg_requires():
 
     installed = tuple(int(part) for part in keras.__version__.split(".")[:2])
     assert installed >= tuple(int(part) for part in keras_floor.split(".")[:2])
+
+
+def test_the_tensorflow_family_pins_agree():
+    """tensorflow, tensorflow-text and the tests' tf-keras are released in
+    step: one range for the three (tf-keras said >=2.16 after the others had
+    moved to 2.20, a version of the oracle's Keras no tested TensorFlow has)."""
+    import re
+
+    config = _setup_cfg()
+    lines = (
+        config["options"]["install_requires"] + config["options.extras_require"]["test"]
+    )
+    pins = dict(
+        re.findall(r"^(tensorflow|tensorflow-text|tf-keras)(>=.*)$", lines, re.M)
+    )
+    assert sorted(pins) == ["tensorflow", "tensorflow-text", "tf-keras"], pins
+    assert len(set(pins.values())) == 1, pins
