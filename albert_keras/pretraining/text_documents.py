@@ -15,7 +15,7 @@ import os
 import re
 
 from albert_keras.atomic_files import atomic_write
-from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short
+from albert_keras.tokenizers.binary_files import binary_kind, undecodable_line
 from albert_keras.tokenizers.vocabulary import input_paths
 
 _SENTENCE_END = re.compile(
@@ -89,8 +89,7 @@ def read_documents(path: str, sentences: bool = False) -> list[list[str]]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        check_cut_short(path, raw, e)
-        line = raw[: e.start].count(b"\n") + 1
+        line = undecodable_line(path, raw, e)
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}: "
             f"{raw[e.start : e.start + 4]!r}). Convert it first, e.g. "

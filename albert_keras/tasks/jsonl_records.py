@@ -14,7 +14,7 @@ import os
 import re
 
 from albert_keras.tasks.data_report import DataReport
-from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short
+from albert_keras.tokenizers.binary_files import binary_kind, undecodable_line
 
 
 def _open_lines(path):
@@ -39,8 +39,7 @@ def _open_lines(path):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        check_cut_short(path, raw, e)
-        line = raw[: e.start].count(b"\n") + 1
+        line = undecodable_line(path, raw, e)
         raise ValueError(
             f"{path!r} is not UTF-8 text (byte {e.start}, line {line}): save the "
             "task file as UTF-8 (iconv -f cp1252 -t utf-8, or your editor's Save As)."

@@ -51,16 +51,19 @@ def read_head(path, size: int = 4096) -> bytes:
         return b""
 
 
-def check_cut_short(path, raw: bytes, error: UnicodeDecodeError) -> None:
-    """Refuses UTF-8 text cut inside a character (`head -c` of Chinese text).
+def undecodable_line(path, raw: bytes, error: UnicodeDecodeError) -> int:
+    """The line of `raw` where `error` (a failed UTF-8 decode) stands; refuses
+    UTF-8 text cut inside a character (`head -c` of Chinese text).
 
     Such a file is UTF-8, so the "convert it with iconv" fix of other
     undecodable bytes would turn it into mojibake; this names the real fix.
+    Callers put the line in their own "not UTF-8" message.
     """
+    line = raw[: error.start].count(b"\n") + 1
     if error.reason == "unexpected end of data":
-        line = raw[: error.start].count(b"\n") + 1
         raise ValueError(
             f"{str(path)!r} ends in the middle of a UTF-8 character (byte "
             f"{error.start}, line {line}): it was cut short (head -c?). Cut "
             "whole lines instead, e.g. `head -n 1000`."
         ) from None
+    return line

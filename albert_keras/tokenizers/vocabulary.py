@@ -9,7 +9,11 @@ import os
 import sys
 
 from albert_keras.atomic_files import atomic_write, make_folder, temporary_path
-from albert_keras.tokenizers.binary_files import binary_kind, check_cut_short, read_head
+from albert_keras.tokenizers.binary_files import (
+    binary_kind,
+    read_head,
+    undecodable_line,
+)
 from albert_keras.tokenizers.vocabulary_files import wordpiece_reserved_tokens
 
 # The released 30k-clean.model's options (the ALBERT README's spm_train
@@ -91,9 +95,9 @@ def _read_text(path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        check_cut_short(path, raw, e)
+        line = undecodable_line(path, raw, e)
         raise ValueError(
-            f"{path!r} is not UTF-8 text (byte {e.start}); convert it, "
+            f"{path!r} is not UTF-8 text (byte {e.start}, line {line}); convert it, "
             "e.g. with iconv, before training a vocabulary."
         ) from None
 
