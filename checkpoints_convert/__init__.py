@@ -20,6 +20,7 @@ _LAZY = {
     "ConversionReport": "checkpoints_convert.conversion_report",
     "HFCheckpointReader": "checkpoints_convert.hf_checkpoint_reader",
     "MODELS": "checkpoints_convert.loader",
+    "ModelGardenCheckpointReader": "checkpoints_convert.model_garden_reader",
     "NAME_TABLE": "checkpoints_convert.name_table",
     "load_official_checkpoint": "checkpoints_convert.loader",
     "official_weights": "checkpoints_convert.official_layout",

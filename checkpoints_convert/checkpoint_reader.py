@@ -41,9 +41,10 @@ class CheckpointReader:
     ignored), or a TF1 Hub module folder (`variables/variables.*`, names with
     or without `module/`, config and vocabulary in `assets/`).
 
-    Layouts this converter does not read (TF2 object-based checkpoints,
-    un-shared TF2 conversions, brightmart's albert_zh) are rejected here with
-    a message that says which layout was found.
+    Layouts this reader does not read are rejected here with a message that
+    says which layout was found: TF2 object-based checkpoints (a TF2 Hub
+    SavedModel, Model Garden: `ModelGardenCheckpointReader` reads them),
+    un-shared TF2 conversions and brightmart's albert_zh (not supported).
 
     Args:
         path: the folder, prefix or checkpoint file.
@@ -64,9 +65,9 @@ class CheckpointReader:
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
-        self.prefix, self.folder, self.choice = _find_prefix(self.path)
-        listed, self._reader = _open_index(self.prefix)
-        self.data_files = _check_data_files(self.prefix, self._reader)
+        self.prefix, self.folder, self.choice = find_prefix(self.path)
+        listed, self._reader = open_index(self.prefix)
+        self.data_files = check_data_files(self.prefix, self._reader)
         # Hub modules may store names under `module/`; strip it once.
         self._stored = {}
         for name, shape in listed:
@@ -135,7 +136,7 @@ class CheckpointReader:
         return bool(HEAD_NAMES.search(name))
 
 
-def _find_prefix(path):
+def find_prefix(path):
     """(prefix, folder of the release files, how the prefix was chosen)."""
     prefix = path
     if not os.path.isdir(path):
@@ -193,7 +194,7 @@ def _refuse_data_without_index(data_files):
         )
 
 
-def _open_index(prefix):
+def open_index(prefix):
     """(variables and shapes, reader) of the `.index`; names it if unreadable."""
     index = prefix + ".index"
     try:
@@ -210,7 +211,7 @@ def _open_index(prefix):
         ) from None
 
 
-def _check_data_files(prefix, reader):
+def check_data_files(prefix, reader):
     """The `.data-*` shards of `prefix`, checked present and long enough."""
     found = {}
     for path in glob.glob(glob.escape(prefix) + ".data-*-of-*"):
@@ -283,9 +284,9 @@ def _check_layout(prefix, names):
     if object_based:
         raise ConversionError(
             f"{prefix!r} is an object-based TF2 checkpoint (names such as "
-            f"{object_based[0]!r}): a TF2 / Model Garden / TF2 Hub model, not "
-            "the google-research TF1 format this converter reads. Not supported; "
-            "use the TF1 release (model.ckpt-best) or TF1 Hub module instead."
+            f"{object_based[0]!r}), not the google-research TF1 format: read it "
+            "with ModelGardenCheckpointReader (load_official_checkpoint and "
+            "albert-convert choose it by themselves)."
         )
     unshared = [n for n in names if re.search(r"(^|/)group_\d+_\d+/", n)]
     if unshared:

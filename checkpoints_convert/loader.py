@@ -35,6 +35,10 @@ from checkpoints_convert.keras_hub_preset_reader import (
     KerasHubPresetReader,
     is_keras_hub_preset,
 )
+from checkpoints_convert.model_garden_reader import (
+    ModelGardenCheckpointReader,
+    holds_object_based,
+)
 from checkpoints_convert.name_row import TRANSPOSE
 from checkpoints_convert.official_layout import (
     model_heads,
@@ -68,7 +72,8 @@ _FINE_TUNING_HEADS = ("classifier", "span_qa", "squad_v2", "multiple_choice")
 def open_checkpoint(path):
     """The reader for `path`: a keras-hub preset folder gets a
     `KerasHubPresetReader`, a transformers folder (`config.json` + weights) an
-    `HFCheckpointReader`, anything else a `CheckpointReader`."""
+    `HFCheckpointReader`, a TF2 object-based one (a TF2 Hub SavedModel, Model
+    Garden) a `ModelGardenCheckpointReader`, anything else a `CheckpointReader`."""
     if is_keras_hub_preset(path):
         return KerasHubPresetReader(path)
     if is_hf_folder(path):
@@ -76,6 +81,8 @@ def open_checkpoint(path):
     incomplete = run_part(path) or incomplete_folder(path)
     if incomplete:
         raise ConversionError(incomplete)
+    if holds_object_based(path):
+        return ModelGardenCheckpointReader(path)
     return CheckpointReader(path)
 
 
@@ -212,7 +219,10 @@ def load_official_checkpoint(
     reader = open_checkpoint(path)
     config, config_source = _as_config(config, reader)
     official_groups(config)  # attention- or FFN-only sharing: a clear error first
-    _warn_about_heads(config)
+    if isinstance(reader, ModelGardenCheckpointReader):
+        reader.check_heads(config)  # its 3-D kernels show the head count
+    else:
+        _warn_about_heads(config)
     keras_model = _build(_model_class(model), config, reader, dtype, task_kwargs)
     entries = official_weights(keras_model)
 

@@ -17,6 +17,7 @@ from albert_keras.presets import RELEASE_ARCHIVES
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
 from checkpoints_convert.keras_hub_preset_reader import is_keras_hub_preset
+from checkpoints_convert.model_garden_reader import holds_object_based
 
 RELEASE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
 HOME_VARIABLE = "ALBERT_KERAS_HOME"
@@ -25,6 +26,7 @@ KINDS = {
     "keras_hub": "a keras-hub preset folder (config.json + model.weights.h5)",
     "official": "an official release folder or checkpoint prefix (*.index)",
     "tf1_hub": "a TF1 Hub module folder (variables/variables.index)",
+    "model_garden": "a TF2 Hub SavedModel folder or Model Garden checkpoint (TF2)",
     "official_tar": "an official release .tar.gz",
     "transformers": "a transformers folder (config.json + model.safetensors)",
 }
@@ -136,12 +138,14 @@ def source_kind(path) -> str:
             return "keras_hub"
         if is_hf_folder(path):
             return "transformers"
+        if holds_object_based(path):
+            return "model_garden"
         if os.path.isfile(os.path.join(path, "variables", "variables.index")):
             return "tf1_hub"
         if glob.glob(os.path.join(path, "*.index")):
             return "official"
     elif glob.glob(path + "*.index") or path.endswith(".index"):
-        return "official"
+        return "model_garden" if holds_object_based(path) else "official"
     raise ConversionError(_unknown_kind(path))
 
 
