@@ -28,6 +28,7 @@ _LAZY = {
     "AlbertBackbone": "albert_keras.models",
     "AlbertClassifier": "albert_keras.models",
     "AlbertMultipleChoice": "albert_keras.models",
+    "AlbertTokenClassifier": "albert_keras.models",
     "AlbertPretrainer": "albert_keras.models",
     "AlbertSpanQA": "albert_keras.models",
     "AlbertSquadV2": "albert_keras.models",

@@ -24,7 +24,8 @@ OPTIMIZER_STATE = re.compile(
 # Heads of official tasks: skipped (and reported) when the requested model has
 # no such head. SQuAD v2's heads have no counterpart in our models.
 HEAD_NAMES = re.compile(
-    r"^(cls/|output_weights$|output_bias$|start_logits/|end_logits/|answer_class/)"
+    r"^(cls/|output_weights$|output_bias$|start_logits/|end_logits/|answer_class/|"
+    r"token_classifier/)"
 )
 # Files beside the checkpoint (release tars) or in a hub module's assets/.
 CONFIG_FILE = "albert_config.json"

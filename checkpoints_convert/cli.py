@@ -42,6 +42,7 @@ MODEL_NAMES = [
     "span_qa",
     "squad_v2",
     "multiple_choice",
+    "token_classifier",
 ]
 # The models --text-model can wrap (their inputs are texts).
 

@@ -81,6 +81,7 @@ _TASK_HEADS = {
     "choice_head": "multiple_choice",
     "span_head": "span_qa",
     "squad_v2_head": "squad_v2",
+    "token_classifier": "token_classifier",
 }
 
 

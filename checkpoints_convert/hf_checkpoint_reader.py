@@ -13,7 +13,9 @@ from checkpoints_convert.hf_names import (
     HF_BUFFERS,
     HF_FOREIGN_HEADS,
     HF_TIED,
+    HF_TOKEN_HEADS,
     HF_WITHOUT_POOLER,
+    TOKEN_HEAD_PREFIX,
     albert_config_dict,
     official_name,
 )
@@ -54,9 +56,10 @@ class HFCheckpointReader:
     checkpoints, is left initialized (and reported) since no head of theirs
     reads it; the MLM decoder, tied to the word embeddings and the
     output bias, is checked equal to them (or, where saving kept only the
-    decoder's name of a tied tensor, taken as them); heads albert-keras lacks
-    (`AlbertForTokenClassification`'s per-token classifier) are reported as
-    skipped heads; anything else is an error naming the key.
+    decoder's name of a tied tensor, taken as them);
+    `AlbertForTokenClassification`'s per-token classifier is named
+    `token_classifier/...`, so it loads into `AlbertTokenClassifier` only;
+    anything else is an error naming the key.
 
     Args:
         path: the folder (`config.json` and weights), as `save_pretrained`
@@ -90,6 +93,7 @@ class HFCheckpointReader:
         tensors, self.choice = self._open_tensors()
         architectures = self.hf_config.get("architectures") or []
         foreign = [HF_FOREIGN_HEADS[a] for a in architectures if a in HF_FOREIGN_HEADS]
+        per_token = bool(set(architectures) & set(HF_TOKEN_HEADS))
         # Parts the loader may find absent and leave initialized.
         self.optional_parts = (
             ("pooler",) if set(architectures) & set(HF_WITHOUT_POOLER) else ()
@@ -118,6 +122,8 @@ class HFCheckpointReader:
                     "AlbertForQuestionAnswering, AlbertForMultipleChoice)."
                 )
             name, transform = found
+            if per_token and name in ("output_weights", "output_bias"):
+                name = TOKEN_HEAD_PREFIX + name  # AlbertForTokenClassification
             if name in self._stored:
                 raise ConversionError(
                     f"{self.path!r} holds {key!r} twice (with and without the "

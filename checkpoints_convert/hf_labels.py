@@ -70,9 +70,14 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
         vocab: the vocabulary kept beside `output`, if any.
     """
     from albert_keras.atomic_files import read_json, write_json
+    from albert_keras.models.albert_classifier import AlbertClassifier
     from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
 
+    # A fine-tuning run's classifier settings: for the sequence classifier
+    # only (an AlbertTokenClassifier's tags have no fine-tuning task to name).
     classes = getattr(model, "num_classes", None)
+    if not isinstance(model, AlbertClassifier):
+        return None
     if not isinstance(source, (str, os.PathLike)) or not is_hf_folder(source):
         return None
     labels = hf_labels(source)

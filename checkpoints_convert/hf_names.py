@@ -95,6 +95,10 @@ HF_NAME_TABLE: tuple[tuple[str, str, object], ...] = tuple(
         # as the official run_classifier / run_race `output_weights`.
         ("output_weights", "classifier.weight", None),
         ("output_bias", "classifier.bias", None),
+        # AlbertForTokenClassification: the same keys, per token (the reader
+        # names them so for that class; the first rows win by key).
+        ("token_classifier/output_weights", "classifier.weight", None),
+        ("token_classifier/output_bias", "classifier.bias", None),
         # AlbertForQuestionAnswering: [2, H] as run_squad v1's cls/squad.
         ("cls/squad/output_weights", "qa_outputs.weight", None),
         ("cls/squad/output_bias", "qa_outputs.bias", None),
@@ -113,9 +117,11 @@ HF_TIED = {
 # the pooler, which their heads do not read, is not in their checkpoints.
 HF_WITHOUT_POOLER = ("AlbertForQuestionAnswering", "AlbertForTokenClassification")
 # Heads transformers has and albert-keras does not: reported, never loaded.
-HF_FOREIGN_HEADS = {
-    "AlbertForTokenClassification": "classifier.",
-}
+HF_FOREIGN_HEADS: dict[str, str] = {}
+# transformers classes whose `classifier.*` is a per-token head (the official
+# names' `output_weights` is run_classifier's, on the pooled output).
+HF_TOKEN_HEADS = ("AlbertForTokenClassification",)
+TOKEN_HEAD_PREFIX = "token_classifier/"
 
 _HF_ACTIVATIONS = {  # transformers `hidden_act` -> ours
     "gelu_new": "gelu",

@@ -26,6 +26,7 @@ from checkpoints_convert.official_layout import (
 from checkpoints_convert.safetensors_file import SafetensorsFile
 from checkpoints_convert.written_files import refuse_another_checkpoint
 
+_TOKEN = "AlbertForTokenClassification"
 # Our head parts -> the transformers class with the same head.
 _ARCHITECTURES = {
     (): "AlbertModel",
@@ -33,6 +34,7 @@ _ARCHITECTURES = {
     ("classifier",): "AlbertForSequenceClassification",
     ("span_qa",): "AlbertForQuestionAnswering",
     ("multiple_choice",): "AlbertForMultipleChoice",
+    ("token_classifier",): "AlbertForTokenClassification",
 }
 
 
@@ -48,9 +50,10 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
     `AlbertForPreTraining`, `AlbertClassifier` ->
     `AlbertForSequenceClassification` (one output: `problem_type`
     "regression"), `AlbertSpanQA` -> `AlbertForQuestionAnswering`,
-    `AlbertMultipleChoice` -> `AlbertForMultipleChoice`. transformers'
-    question-answering class has no pooler, so `AlbertSpanQA`'s is not
-    written (its span head does not read it). The official SQuAD
+    `AlbertMultipleChoice` -> `AlbertForMultipleChoice`,
+    `AlbertTokenClassifier` -> `AlbertForTokenClassification`. transformers'
+    question-answering and token classes have no pooler, so those models'
+    is not written (their heads do not read it). The official SQuAD
     v2 head has no transformers class and raises `ConversionError`.
     Reading the folder back with `load_official_checkpoint` gives identical
     weights. The vocabulary goes where `AutoTokenizer.from_pretrained` finds
@@ -106,11 +109,11 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
             key = key.removeprefix("albert.")
         tensors[key] = value
     config = hf_config_dict(backbone.config, architecture)
-    if architecture == "AlbertForSequenceClassification":
+    if architecture in ("AlbertForSequenceClassification", _TOKEN):
         names = _label_names(model.num_classes, labels)
         config["id2label"] = {str(i): name for i, name in enumerate(names)}
         config["label2id"] = {name: i for i, name in enumerate(names)}
-        if model.num_classes == 1:
+        if model.num_classes == 1 and architecture != _TOKEN:
             config["problem_type"] = "regression"
     elif labels is not None:
         raise ConversionError(

@@ -16,6 +16,7 @@ from albert_keras.models import (
     AlbertPretrainer,
     AlbertSpanQA,
     AlbertSquadV2,
+    AlbertTokenClassifier,
 )
 from checkpoints_convert.checkpoint_problems import (
     format_problems,
@@ -62,11 +63,23 @@ MODELS = {
     "span_qa": AlbertSpanQA,
     "squad_v2": AlbertSquadV2,
     "multiple_choice": AlbertMultipleChoice,
+    "token_classifier": AlbertTokenClassifier,
 }
 # Task heads a release usually lacks: a fine-tuning head starts fresh. A
 # missing pretraining head is unusual (TF1 Hub modules without the SOP head,
 # transformers#12196), so it starts fresh too, with a warning.
-_FINE_TUNING_HEADS = ("classifier", "span_qa", "squad_v2", "multiple_choice")
+_FINE_TUNING_HEADS = (
+    "classifier",
+    "span_qa",
+    "squad_v2",
+    "multiple_choice",
+    "token_classifier",
+)
+# The models whose head size is `num_classes`: (head part, its weight's name).
+_CLASS_HEADS = {
+    AlbertClassifier: ("classifier", "output_weights"),
+    AlbertTokenClassifier: ("token_classifier", "token_classifier/output_weights"),
+}
 
 
 def open_checkpoint(path):
@@ -149,14 +162,15 @@ def _build(cls, config, reader, dtype, task_kwargs):
                 f"A backbone takes no task arguments. Received: {sorted(task_kwargs)}"
             )
         return cls(config, dtype=dtype)
-    if issubclass(cls, AlbertClassifier) and "num_classes" not in task_kwargs:
-        if "output_weights" not in reader.names:
+    if cls in _CLASS_HEADS and "num_classes" not in task_kwargs:
+        part, name = _CLASS_HEADS[cls]
+        if name not in reader.names:
             raise ConversionError(
-                f"{reader.prefix!r} has no run_classifier head (root "
-                "`output_weights`) to take num_classes from: pass num_classes=N "
-                "to start a new head, or load model='backbone'."
+                f"{reader.prefix!r} has no {part} head (`{name}`) to take "
+                "num_classes from: pass num_classes=N to start a new head, or "
+                "load model='backbone'."
             )
-        task_kwargs = dict(task_kwargs, num_classes=reader.shape("output_weights")[0])
+        task_kwargs = dict(task_kwargs, num_classes=reader.shape(name)[0])
     return cls(AlbertBackbone(config, dtype=dtype), **task_kwargs)
 
 
@@ -228,7 +242,9 @@ def load_official_checkpoint(
 
     present = set(reader.names)
     new_heads = _new_heads(keras_model, entries, present)
-    new_heads += _resized_classifier(reader, present, task_kwargs, new_heads)
+    new_heads += _resized_classifier(
+        keras_model, reader, present, task_kwargs, new_heads
+    )
     for part in reader.optional_parts:
         if not any(e.name in present for e in entries if e.row.part == part):
             new_heads.append(part)
@@ -318,15 +334,19 @@ def _from_keras_file(path, model, config, dtype, task_kwargs):
     return keras_model
 
 
-def _resized_classifier(reader, present, task_kwargs, new_heads):
-    """["classifier"] when `num_classes` is given and differs from the
-    checkpoint's classifier: a new head, the checkpoint's skipped (as
-    keras-hub's `from_preset(..., num_classes=N)` and a `.keras` file do),
-    not a shape mismatch."""
+def _resized_classifier(keras_model, reader, present, task_kwargs, new_heads):
+    """[the head] when `num_classes` is given and differs from the
+    checkpoint's classifier (or token classifier): a new head, the
+    checkpoint's skipped (as keras-hub's `from_preset(..., num_classes=N)` and
+    a `.keras` file do), not a shape mismatch."""
     wanted = task_kwargs.get("num_classes")
-    if wanted is None or "classifier" in new_heads or "output_weights" not in present:
+    heads = [h for cls, h in _CLASS_HEADS.items() if isinstance(keras_model, cls)]
+    if wanted is None or not heads:
         return []
-    return ["classifier"] if reader.shape("output_weights")[0] != wanted else []
+    part, name = heads[0]
+    if part in new_heads or name not in present:
+        return []
+    return [part] if reader.shape(name)[0] != wanted else []
 
 
 def _new_heads(keras_model, entries, present):

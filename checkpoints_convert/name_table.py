@@ -32,6 +32,22 @@ def _head(path):
 _BLOCK = "bert/encoder/transformer/group_{g}/inner_group_{i}/"
 _H, _E, _I = "hidden_size", "embedding_size", "intermediate_size"
 
+
+def _dense_head(prefix, layer, outputs, part):
+    """The rows of a dense head stored as official heads are: `output_weights`
+    [outputs, H] (our kernel transposed) and `output_bias`, under `prefix`."""
+    return [
+        (
+            f"{prefix}output_weights",
+            _head(f"{layer}.kernel"),
+            TRANSPOSE,
+            (outputs, _H),
+            part,
+        ),
+        (f"{prefix}output_bias", _head(f"{layer}.bias"), None, (outputs,), part),
+    ]
+
+
 NAME_TABLE: tuple[NameRow, ...] = tuple(
     NameRow(*row)
     for row in [
@@ -260,35 +276,14 @@ NAME_TABLE: tuple[NameRow, ...] = tuple(
             "sop",
         ),
         # run_classifier: root variables, logits = pooled @ W^T + b.
-        (
-            "output_weights",
-            _head("classifier.kernel"),
-            TRANSPOSE,
-            ("num_classes", _H),
-            "classifier",
-        ),
-        (
-            "output_bias",
-            _head("classifier.bias"),
-            None,
-            ("num_classes",),
-            "classifier",
+        *_dense_head("", "classifier", "num_classes", "classifier"),
+        # transformers' AlbertForTokenClassification (no official head; these
+        # names are ours): logits = sequence @ W^T + b at every position.
+        *_dense_head(
+            "token_classifier/", "token_classifier", "num_classes", "token_classifier"
         ),
         # run_squad v1: start and end logits from one [2, H] matrix.
-        (
-            "cls/squad/output_weights",
-            _head("span_head.kernel"),
-            TRANSPOSE,
-            ("span_outputs", _H),
-            "span_qa",
-        ),
-        (
-            "cls/squad/output_bias",
-            _head("span_head.bias"),
-            None,
-            ("span_outputs",),
-            "span_qa",
-        ),
+        *_dense_head("cls/squad/", "span_head", "span_outputs", "span_qa"),
         # run_squad v2 (squad_utils.create_v2_model): tf.layers.dense kernels
         # are [in, out], the Keras layout.
         (
@@ -369,19 +364,6 @@ NAME_TABLE: tuple[NameRow, ...] = tuple(
             "squad_v2",
         ),
         # run_race: the same root names as run_classifier, one score per choice.
-        (
-            "output_weights",
-            _head("choice_head.kernel"),
-            TRANSPOSE,
-            ("choice_outputs", _H),
-            "multiple_choice",
-        ),
-        (
-            "output_bias",
-            _head("choice_head.bias"),
-            None,
-            ("choice_outputs",),
-            "multiple_choice",
-        ),
+        *_dense_head("", "choice_head", "choice_outputs", "multiple_choice"),
     ]
 )

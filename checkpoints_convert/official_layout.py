@@ -18,6 +18,7 @@ from albert_keras.models import (
     AlbertPretrainer,
     AlbertSpanQA,
     AlbertSquadV2,
+    AlbertTokenClassifier,
 )
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.name_row import NameRow
@@ -30,6 +31,7 @@ MODEL_HEADS: dict[type, tuple[str, ...]] = {
     AlbertSpanQA: ("span_qa",),
     AlbertSquadV2: ("squad_v2",),
     AlbertMultipleChoice: ("multiple_choice",),
+    AlbertTokenClassifier: ("token_classifier",),
     AlbertBackbone: (),
 }
 

@@ -10,6 +10,7 @@ from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
 from albert_keras.models.albert_pretrainer import AlbertPretrainer
 from albert_keras.models.albert_span_qa import AlbertSpanQA
 from albert_keras.models.albert_squad_v2 import AlbertSquadV2
+from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
 from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 
 try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
@@ -31,6 +32,7 @@ __all__ = [
     "AlbertPretrainer",
     "AlbertSpanQA",
     "AlbertSquadV2",
+    "AlbertTokenClassifier",
     "albert_distribution",
     "albert_layout_map",
     "gradient_checkpointing",

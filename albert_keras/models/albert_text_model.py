@@ -329,6 +329,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     from albert_keras.models.albert_span_qa import AlbertSpanQA
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
     from albert_keras.models.albert_squad_v2 import AlbertSquadV2
+    from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
 
     if isinstance(task_model, AlbertPretrainer):
         # It built, then failed on the first call (no `mask_positions`).
@@ -336,6 +337,13 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
             "with_tokenizer wraps a model of token_ids, segment_ids and "
             "padding_mask; an AlbertPretrainer also needs mask_positions: "
             "wrap pretrainer.backbone (or a task model over it) instead."
+        )
+    if isinstance(task_model, AlbertTokenClassifier):
+        raise TypeError(
+            "with_tokenizer has no text-in form for an AlbertTokenClassifier: "
+            "its logits belong to word pieces, which a text model would have "
+            "to map back to words. Call it on the tokenizer's token_ids, "
+            "segment_ids and padding_mask."
         )
     if isinstance(tokenizer, (str, os.PathLike)):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer

@@ -295,6 +295,7 @@ ARCHITECTURES = [
     ("AlbertForSequenceClassification", "classifier", {"num_labels": 3}),
     ("AlbertForQuestionAnswering", "span_qa", {}),
     ("AlbertForMultipleChoice", "multiple_choice", {}),
+    ("AlbertForTokenClassification", "token_classifier", {"num_labels": 5}),
     ("AlbertModel", "backbone", {}),
 ]
 

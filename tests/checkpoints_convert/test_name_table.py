@@ -106,6 +106,7 @@ def test_table_rows_are_well_formed():
         "span_qa",
         "squad_v2",
         "multiple_choice",
+        "token_classifier",
     }
     for row in NAME_TABLE:
         assert ("{g}" in row.pattern) == (row.part == "encoder"), row.pattern
