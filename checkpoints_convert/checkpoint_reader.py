@@ -285,9 +285,10 @@ def _check_layout(prefix, names):
     if object_based:
         raise ConversionError(
             f"{prefix!r} is an object-based TF2 checkpoint (names such as "
-            f"{object_based[0]!r}), not the google-research TF1 format: read it "
-            "with ModelGardenCheckpointReader (load_official_checkpoint and "
-            "albert-convert choose it by themselves)."
+            f"{object_based[0]!r}), not the google-research TF1 format. Pass "
+            "its prefix itself (a folder that also holds TF1 checkpoints is "
+            "read as TF1): albert-convert and load_official_checkpoint then "
+            "read it as a TF2 Hub / Model Garden checkpoint."
         )
     unshared = [n for n in names if re.search(r"(^|/)group_\d+_\d+/", n)]
     if unshared:

@@ -11,7 +11,6 @@ from checkpoints_convert.checkpoint_reader import CheckpointReader
 from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_names import (
     HF_BUFFERS,
-    HF_FOREIGN_HEADS,
     HF_TIED,
     HF_TOKEN_HEADS,
     HF_WITHOUT_POOLER,
@@ -92,7 +91,6 @@ class HFCheckpointReader:
         self.config_values = albert_config_dict(self.hf_config, self.config_path)
         tensors, self.choice = self._open_tensors()
         architectures = self.hf_config.get("architectures") or []
-        foreign = [HF_FOREIGN_HEADS[a] for a in architectures if a in HF_FOREIGN_HEADS]
         per_token = bool(set(architectures) & set(HF_TOKEN_HEADS))
         # Parts the loader may find absent and leave initialized.
         self.optional_parts = (
@@ -110,16 +108,14 @@ class HFCheckpointReader:
             if key in HF_TIED:
                 tied[key] = (read, tuple(shape))
                 continue
-            if any(key.startswith(prefix) for prefix in foreign):
-                self.foreign_heads.append(key)
-                continue
             found = official_name(key)
             if found is None:
                 raise ConversionError(
                     f"{self.path!r}: {key!r} is not a transformers ALBERT weight "
                     "albert-keras knows (AlbertModel, AlbertForPreTraining, "
                     "AlbertForMaskedLM, AlbertForSequenceClassification, "
-                    "AlbertForQuestionAnswering, AlbertForMultipleChoice)."
+                    "AlbertForQuestionAnswering, AlbertForMultipleChoice, "
+                    "AlbertForTokenClassification)."
                 )
             name, transform = found
             if per_token and name in ("output_weights", "output_bias"):

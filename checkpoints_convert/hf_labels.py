@@ -76,13 +76,17 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
     # A fine-tuning run's classifier settings: for the sequence classifier
     # only (an AlbertTokenClassifier's tags have no fine-tuning task to name).
     classes = getattr(model, "num_classes", None)
-    if not isinstance(model, AlbertClassifier):
-        return None
     if not isinstance(source, (str, os.PathLike)) or not is_hf_folder(source):
         return None
     labels = hf_labels(source)
     if not labels or classes != len(labels):
         return None
+    if not isinstance(model, AlbertClassifier):
+        return (
+            f"tag names {', '.join(labels)} (id2label) not kept: albert-keras "
+            "keeps the labels of sentence classifiers only; give them again "
+            "when converting back (save_hf_checkpoint(..., labels=[...]))"
+        )
     folder = os.path.dirname(os.path.abspath(output))
     path = os.path.join(folder, "settings.json")
     try:

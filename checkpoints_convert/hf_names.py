@@ -116,8 +116,6 @@ HF_TIED = {
 # transformers classes built without the pooler (`add_pooling_layer=False`):
 # the pooler, which their heads do not read, is not in their checkpoints.
 HF_WITHOUT_POOLER = ("AlbertForQuestionAnswering", "AlbertForTokenClassification")
-# Heads transformers has and albert-keras does not: reported, never loaded.
-HF_FOREIGN_HEADS: dict[str, str] = {}
 # transformers classes whose `classifier.*` is a per-token head (the official
 # names' `output_weights` is run_classifier's, on the pooled output).
 HF_TOKEN_HEADS = ("AlbertForTokenClassification",)

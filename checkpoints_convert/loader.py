@@ -162,13 +162,14 @@ def _build(cls, config, reader, dtype, task_kwargs):
                 f"A backbone takes no task arguments. Received: {sorted(task_kwargs)}"
             )
         return cls(config, dtype=dtype)
-    if cls in _CLASS_HEADS and "num_classes" not in task_kwargs:
-        part, name = _CLASS_HEADS[cls]
+    head = _class_head(cls)
+    if head and "num_classes" not in task_kwargs:
+        part, name = head
         if name not in reader.names:
             raise ConversionError(
                 f"{reader.prefix!r} has no {part} head (`{name}`) to take "
-                "num_classes from: pass num_classes=N to start a new head, or "
-                "load model='backbone'."
+                "num_classes from: pass num_classes=N (--num-classes) to start "
+                f"a new head, or load model='backbone'.{_other_head(reader, part)}"
             )
         task_kwargs = dict(task_kwargs, num_classes=reader.shape(name)[0])
     return cls(AlbertBackbone(config, dtype=dtype), **task_kwargs)
@@ -193,26 +194,32 @@ def load_official_checkpoint(
     head absent from the checkpoint altogether (a classifier on a pretraining
     release) keeps its initialization and is reported in `new_heads`.
 
-    The number of attention heads is not visible in the weights: it comes
-    from the config (with a warning for xlarge, whose releases disagree).
+    The number of attention heads is not visible in the official 2-D
+    kernels: it comes from the config (with a warning for xlarge, whose
+    releases disagree). Model Garden's 3-D kernels show it, and a config
+    that disagrees is refused.
 
     Args:
         path: release folder, checkpoint prefix (or its `.index` file), TF1
             Hub module folder, a Hugging Face transformers ALBERT folder
             (`config.json` + `model.safetensors`, as `save_pretrained` writes
-            it; read by `HFCheckpointReader`) or a keras-hub preset folder.
+            it; read by `HFCheckpointReader`), a keras-hub preset folder, or
+            a TF2 Hub SavedModel folder or Model Garden checkpoint (read by
+            `ModelGardenCheckpointReader`).
             As `from_preset`, also a release `.tar.gz` (unpacked for the
             load; the report names the files in it and has no `vocab_path`)
             or a `.keras` file of ours (its model, or its backbone under the
             head asked for; the report lists Keras weight paths).
         model: "backbone", "pretrainer", "classifier", "span_qa",
-            "multiple_choice", or one of the model classes.
+            "squad_v2", "multiple_choice", "token_classifier", or one of the
+            model classes.
         config: `AlbertConfig`, dict of `albert_config.json` fields, or path;
             default: the `albert_config.json` beside the checkpoint or in the
             hub module's `assets/` (a transformers folder: its `config.json`).
         dtype: dtype policy of the model, e.g. "mixed_bfloat16".
         **task_kwargs: task model arguments, e.g. `num_classes` (for a
-            classifier it defaults to the rows of the root `output_weights`;
+            classifier it defaults to the rows of the root `output_weights`,
+            for a token classifier to those of `token_classifier/output_weights`;
             another number gives a new head, the checkpoint's skipped, as
             keras-hub's `from_preset`), `num_choices`, `dropout`.
 
@@ -334,16 +341,29 @@ def _from_keras_file(path, model, config, dtype, task_kwargs):
     return keras_model
 
 
+def _class_head(cls):
+    """(head part, its weight's name) of a classifier class (or subclass)."""
+    return next((h for k, h in _CLASS_HEADS.items() if issubclass(cls, k)), None)
+
+
+def _other_head(reader, part):
+    """A hint where the checkpoint holds the other classifier's head."""
+    for other, name in _CLASS_HEADS.values():
+        if other != part and name in reader.names:
+            return f" It has a {other} head: load model={other!r}."
+    return ""
+
+
 def _resized_classifier(keras_model, reader, present, task_kwargs, new_heads):
     """[the head] when `num_classes` is given and differs from the
     checkpoint's classifier (or token classifier): a new head, the
     checkpoint's skipped (as keras-hub's `from_preset(..., num_classes=N)` and
     a `.keras` file do), not a shape mismatch."""
     wanted = task_kwargs.get("num_classes")
-    heads = [h for cls, h in _CLASS_HEADS.items() if isinstance(keras_model, cls)]
-    if wanted is None or not heads:
+    head = _class_head(type(keras_model))
+    if wanted is None or not head:
         return []
-    part, name = heads[0]
+    part, name = head
     if part in new_heads or name not in present:
         return []
     return [part] if reader.shape(name)[0] != wanted else []

@@ -113,15 +113,10 @@ class ModelGardenCheckpointReader:
         self._stored, self.ignored_keys, self.foreign_heads = {}, [], []
         self.heads = None
         self._shapes = self._reader.get_variable_to_shape_map()
-        for key, full_name in _variables(self._reader, self.prefix):
+        variables = list(_variables(self._reader, self.prefix))
+        _check_albert(self.path, self.prefix, [name for _, name in variables])
+        for key, full_name in variables:
             self._add(key, full_name)
-        if not self._stored:
-            raise ConversionError(
-                f"{self.prefix!r} is a TF2 object-based checkpoint without "
-                "Model Garden AlbertEncoder variables (such as "
-                "transformer/self_attention/query/kernel): not an ALBERT "
-                "albert-keras can read."
-            )
         self.config_path = self._find_file(CONFIG_FILE)
         self._saved_model = next(
             (
@@ -216,6 +211,28 @@ class ModelGardenCheckpointReader:
     @staticmethod
     def is_optimizer_state(name: str) -> bool:
         return False
+
+
+def _check_albert(path, prefix, full_names):
+    """Refuses what is no Model Garden ALBERT encoder: albert-keras's own
+    exports, and other TF2 models (BERT shares the embedding names)."""
+    if any(
+        re.search(r"(^|/)encoder/group_\d+_inner_group_\d+/", n) for n in full_names
+    ):
+        raise ConversionError(
+            f"{path!r} is a SavedModel that albert-keras exported (model.export, "
+            "--saved-model): it serves the model and is not read back. Convert "
+            "the .keras file it was exported from."
+        )
+    query = official_name("transformer/self_attention/query/kernel")
+    if not any(official_name(n) == query for n in full_names):
+        example = next((n for n in full_names if n), "none")
+        raise ConversionError(
+            f"{prefix!r} is a TF2 object-based checkpoint, but not of a Model "
+            "Garden ALBERT encoder: it has no shared transformer/self_attention/"
+            f"query/kernel (its variables are named like {example!r}). "
+            "albert-keras reads ALBERT only."
+        )
 
 
 def _variables(reader, prefix):

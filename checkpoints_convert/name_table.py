@@ -35,7 +35,12 @@ _H, _E, _I = "hidden_size", "embedding_size", "intermediate_size"
 
 def _dense_head(prefix, layer, outputs, part):
     """The rows of a dense head stored as official heads are: `output_weights`
-    [outputs, H] (our kernel transposed) and `output_bias`, under `prefix`."""
+    [outputs, H] (our kernel transposed) and `output_bias`, under `prefix`.
+
+    Example:
+    >>> [row[0] for row in _dense_head("cls/squad/", "span_head", "n", "span_qa")]
+    ['cls/squad/output_weights', 'cls/squad/output_bias']
+    """
     return [
         (
             f"{prefix}output_weights",

@@ -134,11 +134,24 @@ def test_a_config_with_other_heads_is_refused(garden):
 
 
 def test_an_object_based_checkpoint_of_another_model_is_refused(tmp_path):
-    prefix = tf.train.Checkpoint(dense=tf.Variable(tf.zeros((2, 2)))).write(
-        str(tmp_path / "other" / "ckpt")
-    )
-    with pytest.raises(ConversionError, match="without Model Garden AlbertEncoder"):
+    # A Model Garden BERT has ALBERT's embedding names but no shared layer.
+    names = ("word_embeddings/embeddings", "transformer/layer_0/output/kernel")
+    variables = {f"v{i}": tf.Variable(tf.zeros((2, 2)), name=n) for i, n in
+                 enumerate(names)}  # fmt: skip
+    prefix = tf.train.Checkpoint(**variables).write(str(tmp_path / "bert" / "ckpt"))
+    with pytest.raises(ConversionError, match="not of a Model Garden ALBERT encoder"):
         load_official_checkpoint(prefix)
+
+
+def test_a_savedmodel_albert_keras_exported_is_told_to_convert_its_keras_file(
+    tmp_path,
+):
+    from albert_keras import AlbertBackbone
+
+    backbone = AlbertBackbone(AlbertConfig.from_preset("albert_tiny", vocab_size=60))
+    backbone.export(str(tmp_path / "served"), verbose=False)
+    with pytest.raises(ConversionError, match="albert-keras exported.*the .keras"):
+        load_official_checkpoint(str(tmp_path / "served"))
 
 
 def test_a_savedmodel_without_its_variables_data_is_refused(garden, tmp_path):

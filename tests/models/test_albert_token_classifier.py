@@ -60,12 +60,35 @@ def test_official_layout_round_trip_is_bit_exact(tmp_path):
     for a, b in zip(model.weights, again.weights, strict=True):
         assert max_abs_diff(a, b) == 0.0, a.path
     # A sentence classifier never takes the per-token head, nor the reverse.
-    with pytest.raises(ConversionError, match="no classifier head"):
+    with pytest.raises(ConversionError, match="no classifier head.*'token_classifier'"):
         load_official_checkpoint(prefix, model="classifier")
     sentence = load_official_checkpoint(prefix, model="classifier", num_classes=5)
     report = sentence.conversion_report
     assert report.new_heads == ("classifier",)
     assert "token_classifier/output_weights" in report.skipped_heads
+
+
+def test_a_classifier_subclass_takes_num_classes_from_the_checkpoint(tmp_path):
+    class MyClassifier(AlbertClassifier):
+        pass
+
+    model = AlbertClassifier(AlbertBackbone(CONFIG), num_classes=3)
+    prefix = save_official_checkpoint(model, str(tmp_path / "c" / "model.ckpt"))
+    assert load_official_checkpoint(prefix, model=MyClassifier).num_classes == 3
+
+
+def test_tag_names_of_a_transformers_folder_are_said_to_be_left(tmp_path, capsys):
+    from checkpoints_convert.cli import main
+
+    save_hf_checkpoint(tagger(3), tmp_path / "hf", labels=["O", "B-X", "I-X"])
+    out = str(tmp_path / "tagger.keras")
+    assert (
+        main([str(tmp_path / "hf"), "--model", "token_classifier", "--output", out])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "tag names O, B-X, I-X (id2label) not kept" in err
+    assert not (tmp_path / "settings.json").exists()  # no classifier settings
 
 
 def test_transformers_folders_keep_the_two_heads_apart(tmp_path):
