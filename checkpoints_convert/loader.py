@@ -194,10 +194,8 @@ def load_official_checkpoint(
     head absent from the checkpoint altogether (a classifier on a pretraining
     release) keeps its initialization and is reported in `new_heads`.
 
-    The number of attention heads is not visible in the official 2-D
-    kernels: it comes from the config (with a warning for xlarge, whose
-    releases disagree). Model Garden's 3-D kernels show it, and a config
-    that disagrees is refused.
+    The head count comes from the config (warned about for xlarge, whose
+    releases disagree); Model Garden's 3-D kernels show it and are checked.
 
     Args:
         path: release folder, checkpoint prefix (or its `.index` file), TF1
