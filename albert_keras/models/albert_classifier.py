@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
-
 import keras
 
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
-from albert_keras.models.model_arguments import check_backbone
+from albert_keras.models.model_arguments import check_backbone, check_num_classes
 from albert_keras.models.task_model import TaskModel
 
 
@@ -38,16 +36,7 @@ class AlbertClassifier(TaskModel):
     """
 
     def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
-        if (
-            isinstance(num_classes, bool)
-            or not isinstance(num_classes, numbers.Integral)
-            or num_classes < 1
-        ):
-            raise ValueError(
-                "`num_classes` must be a positive integer (1 for regression). "
-                f"Received: num_classes={num_classes!r}"
-            )
-        num_classes = int(num_classes)  # NumPy's too (`len(np.unique(y))`)
+        num_classes = check_num_classes(num_classes, "1 for regression")
         check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
-
 import keras
 
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
-from albert_keras.models.model_arguments import check_backbone
+from albert_keras.models.model_arguments import check_backbone, check_num_classes
 from albert_keras.models.task_model import TaskModel
 
 
@@ -45,16 +43,7 @@ class AlbertTokenClassifier(TaskModel):
     """
 
     def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
-        if (
-            isinstance(num_classes, bool)
-            or not isinstance(num_classes, numbers.Integral)
-            or num_classes < 1
-        ):
-            raise ValueError(
-                "`num_classes` must be a positive integer (the number of tags). "
-                f"Received: num_classes={num_classes!r}"
-            )
-        num_classes = int(num_classes)
+        num_classes = check_num_classes(num_classes, "the number of tags")
         check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import numbers
 
 # What keras.Model's functional constructor keeps; it drops everything else.
 _KERAS_ARGUMENTS = ("name", "trainable")
@@ -83,3 +84,30 @@ def check_backbone(model_class, backbone) -> None:
         f"{name} takes an albert_keras AlbertBackbone as `backbone`. "
         f"Received: {received} {backbone!r:.80}. {fix}"
     )
+
+
+def check_num_classes(num_classes, meaning: str) -> int:
+    """`num_classes` as an int (NumPy's too, `len(np.unique(y))`); a
+    `ValueError` naming it unless it is a positive integer.
+
+    Args:
+        num_classes: what the model was given.
+        meaning: what it counts, for the message ("1 for regression").
+
+    Example:
+    >>> check_num_classes(3, "the number of tags")
+    3
+    >>> check_num_classes(0, "the number of tags")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: `num_classes` must be a positive integer (the number of tags)...
+    """
+    if (
+        isinstance(num_classes, bool)
+        or not isinstance(num_classes, numbers.Integral)
+        or num_classes < 1
+    ):
+        raise ValueError(
+            f"`num_classes` must be a positive integer ({meaning}). "
+            f"Received: num_classes={num_classes!r}"
+        )
+    return int(num_classes)
