@@ -170,8 +170,6 @@ def to_keras_hub(args):
         before = file_states(args.output)
         keras_hub_writer.save_keras_hub_preset(model, args.output, vocab=vocab)
     log(f"wrote {', '.join(written_since(args.output, before))} in {args.output}")
-    if dropped := keras_hub_writer.dropped_heads(model):
-        log(f"not in the keras-hub preset (a backbone): the {dropped} head(s)")
 
 
 def _vocabulary_beside(source):

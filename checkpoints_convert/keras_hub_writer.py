@@ -149,8 +149,9 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
     classifier is written as keras-hub's `AlbertTextClassifier` too
     (`task.json`, `task.weights.h5`, `preprocessor.json`;
     `keras_hub.models.TextClassifier.from_preset` reads it); other task
-    models as their backbone only (keras-hub's MLM head is not the official
-    one: LayerNorm epsilon 1e-5, the official 1e-12).
+    models as their backbone only, with a `UserWarning` naming the heads left
+    out (keras-hub's MLM head is not the official one: LayerNorm epsilon
+    1e-5, the official 1e-12).
     The folder appears whole or not at all (written beside, then renamed).
 
     Configs keras-hub cannot represent raise `ConversionError` naming the
@@ -201,7 +202,17 @@ def save_keras_hub_preset(model, folder, vocab=None, dtype=None) -> str:
             tokenizer.save_to_preset(temporary)
 
     make_folder(os.path.dirname(os.path.abspath(folder)), folder)
-    return save_atomically(folder, save)
+    written = save_atomically(folder, save)
+    if dropped := dropped_heads(model):
+        import warnings
+
+        warnings.warn(
+            f"not in the keras-hub preset (a backbone): the {dropped} head(s); "
+            "keras-hub has no such task, and a model loaded from the preset "
+            "starts them fresh",
+            stacklevel=2,
+        )
+    return written
 
 
 # What keras-hub's `save_to_preset` writes in a preset folder.

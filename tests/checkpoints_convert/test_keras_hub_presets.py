@@ -7,6 +7,7 @@ load into ours; outputs are compared with max abs diff on tiny configs.
 
 import os
 import tarfile
+import warnings
 
 import keras
 import numpy as np
@@ -371,3 +372,15 @@ def test_cli_to_keras_hub_says_which_heads_it_leaves_out(tmp_path, capsys):
     assert "not in the keras-hub preset (a backbone): the mlm, sop head(s)" in (
         capsys.readouterr().err
     )
+
+
+def test_save_to_preset_warns_of_the_heads_it_leaves_out(tmp_path):
+    from albert_keras import AlbertTokenClassifier
+
+    model = AlbertTokenClassifier(AlbertBackbone(TINY), num_classes=3)
+    with pytest.warns(UserWarning, match="the token_classifier head"):
+        model.save_to_preset(str(tmp_path / "tagger"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # a backbone keeps everything: no word
+        AlbertBackbone(TINY).save_to_preset(str(tmp_path / "backbone"))
+    assert not [w for w in caught if "keras-hub preset" in str(w.message)]
