@@ -80,19 +80,10 @@ class CheckpointReader:
                 )
             self._stored[plain] = (name, tuple(shape))
         _check_layout(self.prefix, list(self._stored))
-        self.config_path = self._find_file(CONFIG_FILE)
+        self.config_path = config_beside(self.folder)
         # 30k-clean.model / vocab_chinese.txt in a release, or the one a
         # converted model of ours was written with (`--to-official`).
         self.vocab_path = vocabulary_beside(self.folder)
-
-    def _find_file(self, name):
-        for candidate in (
-            os.path.join(self.folder, name),
-            os.path.join(self.folder, "assets", name),
-        ):
-            if os.path.isfile(candidate):
-                return candidate
-        return None
 
     def load_config(self):
         """The `AlbertConfig` of the release's `albert_config.json`."""
@@ -135,6 +126,23 @@ class CheckpointReader:
     def is_head(name: str) -> bool:
         """A task head's variable (pretraining, classifier, SQuAD, RACE)."""
         return bool(HEAD_NAMES.search(name))
+
+
+def config_beside(folder) -> str | None:
+    """The `albert_config.json` in `folder` (a release) or in its `assets/`
+    (a hub module), else None.
+
+    Example:
+    >>> config_beside("no/such/release") is None
+    True
+    """
+    for candidate in (
+        os.path.join(folder, CONFIG_FILE),
+        os.path.join(folder, "assets", CONFIG_FILE),
+    ):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def find_prefix(path):

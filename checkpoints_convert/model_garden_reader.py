@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from albert_keras.tokenizers.vocabulary_files import vocabulary_beside
 from checkpoints_convert.checkpoint_reader import (
-    CONFIG_FILE,
     CheckpointReader,
     check_data_files,
+    config_beside,
     find_prefix,
     open_index,
 )
@@ -117,7 +117,7 @@ class ModelGardenCheckpointReader:
         _check_albert(self.path, self.prefix, [name for _, name in variables])
         for key, full_name in variables:
             self._add(key, full_name)
-        self.config_path = self._find_file(CONFIG_FILE)
+        self.config_path = config_beside(self.folder)
         self._saved_model = next(
             (
                 os.path.join(self.folder, f)
@@ -149,15 +149,6 @@ class ModelGardenCheckpointReader:
         if heads is not None:
             self.heads = heads
         self._stored[official] = (full_name, key, official_shape(official, shape))
-
-    def _find_file(self, name):
-        for candidate in (
-            os.path.join(self.folder, name),
-            os.path.join(self.folder, "assets", name),
-        ):
-            if os.path.isfile(candidate):
-                return candidate
-        return None
 
     def load_config(self):
         """The `AlbertConfig`: `albert_config.json`, else the SavedModel's own."""
