@@ -113,10 +113,10 @@ def test_predict_model_that_is_not_a_zip_is_named(tmp_path):
 
 
 def test_task_file_that_is_a_folder_is_named(tmp_path):
-    from albert_keras.tasks.jsonl_records import _open_lines
+    from albert_keras.tasks.jsonl_records import open_lines
 
     with pytest.raises(ValueError, match="is a folder; pass a file in it"):
-        _open_lines(str(tmp_path))
+        open_lines(str(tmp_path))
 
 
 def test_export_model_that_is_not_a_zip_is_named(capsys, tmp_path):

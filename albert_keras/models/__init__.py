@@ -16,6 +16,7 @@ from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
+    from albert_keras.models.albert_tagger_text_model import AlbertTaggerTextModel
     from albert_keras.models.albert_text_model import AlbertTextModel, with_tokenizer
 except ModuleNotFoundError as _error:  # JAX or PyTorch without TensorFlow
     if _error.name not in ("tensorflow", "tensorflow_text"):
@@ -24,6 +25,7 @@ except ModuleNotFoundError as _error:  # JAX or PyTorch without TensorFlow
 __all__ = [
     "AlbertChoiceTextModel",
     "AlbertSpanTextModel",
+    "AlbertTaggerTextModel",
     "AlbertTextModel",
     "with_tokenizer",
     "AlbertBackbone",

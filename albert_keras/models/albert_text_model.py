@@ -301,7 +301,9 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
 
     An `AlbertMultipleChoice` gets an `AlbertChoiceTextModel` (a context and
     its options in), an `AlbertSquadV2` or `AlbertSpanQA` an
-    `AlbertSpanTextModel` (questions and contexts in, answers out).
+    `AlbertSpanTextModel` (questions and contexts in, answers out), an
+    `AlbertTokenClassifier` an `AlbertTaggerTextModel` (sentences in, a tag
+    per word out).
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
@@ -309,7 +311,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
             path of a SentencePiece `.model` or WordPiece `vocab.txt`
             (`load_tokenizer` reads it, lowercasing as the releases do).
         sequence_length: packed length.
-        **kwargs: `dynamic_length`, `name`; for QA `doc_stride`,
+        **kwargs: `dynamic_length`, `name`; for tagging `tags`; for QA `doc_stride`,
             `max_query_length`, `max_answer_length`, `n_best_size`,
             `null_threshold`, `null_score`.
 
@@ -329,6 +331,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     from albert_keras.models.albert_span_qa import AlbertSpanQA
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
     from albert_keras.models.albert_squad_v2 import AlbertSquadV2
+    from albert_keras.models.albert_tagger_text_model import AlbertTaggerTextModel
     from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
 
     if isinstance(task_model, AlbertPretrainer):
@@ -338,19 +341,14 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
             "padding_mask; an AlbertPretrainer also needs mask_positions: "
             "wrap pretrainer.backbone (or a task model over it) instead."
         )
-    if isinstance(task_model, AlbertTokenClassifier):
-        raise TypeError(
-            "with_tokenizer has no text-in form for an AlbertTokenClassifier: "
-            "its logits belong to word pieces, which a text model would have "
-            "to map back to words. Call it on the tokenizer's token_ids, "
-            "segment_ids and padding_mask."
-        )
     if isinstance(tokenizer, (str, os.PathLike)):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 
         tokenizer = load_tokenizer(tokenizer)
     if isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
         text_model = AlbertSpanTextModel
+    elif isinstance(task_model, AlbertTokenClassifier):
+        text_model = AlbertTaggerTextModel
     elif isinstance(task_model, AlbertMultipleChoice):
         text_model = AlbertChoiceTextModel
     else:

@@ -23,6 +23,8 @@ _LAZY = {
     "TASK_CLASSES": "albert_keras.tasks.task_names",
     "TASK_NAMES": "albert_keras.tasks.task_names",
     "Task": "albert_keras.tasks.task",
+    "TokenClassificationConfig": "albert_keras.tasks.token_classification_task",
+    "TokenClassificationTask": "albert_keras.tasks.token_classification_task",
     "run_finetuning": "albert_keras.tasks.finetuning_run",
     "run_prediction": "albert_keras.tasks.prediction_run",
     "task_from_name": "albert_keras.tasks.task_names",

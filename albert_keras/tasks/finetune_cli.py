@@ -7,7 +7,7 @@ import argparse
 from albert_keras.cli_help import DefaultsHelpFormatter, rate_or_auto
 from albert_keras.training.score_text import score_text
 
-TASKS = ("classify", "pair", "regress", "choice", "squad")
+TASKS = ("classify", "pair", "regress", "choice", "squad", "tag")
 
 
 def add_parser(subparsers):
@@ -16,7 +16,7 @@ def add_parser(subparsers):
     parser = subparsers.add_parser(
         "finetune",
         formatter_class=DefaultsHelpFormatter,
-        help="fine-tune on a task (classify, pair, regress, choice, squad)",
+        help="fine-tune on a task (classify, pair, regress, choice, squad, tag)",
         description=(
             "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
             "the task metric on --dev after every epoch; the best epoch is kept "
@@ -34,10 +34,13 @@ def add_parser(subparsers):
         choices=TASKS,
         help="classify: one text -> a class; pair: two texts -> a class; "
         "regress: one text or a pair -> a number; choice: a context and N "
-        "options -> the right option; squad: SQuAD JSON, answer spans",
+        "options -> the right option; squad: SQuAD JSON, answer spans; tag: "
+        "words -> a tag each (NER, POS)",
     )
     parser.add_argument(
-        "--train", required=True, help="training file (.jsonl, .csv or .tsv)"
+        "--train",
+        required=True,
+        help="training file (.jsonl, .csv or .tsv; tag: also CoNLL .conll / .iob)",
     )
     parser.add_argument(
         "--dev", required=True, help="dev file: the best epoch is chosen on it"
@@ -77,7 +80,8 @@ def _add_field_arguments(parser):
         "--text-field",
         help="classify/pair/regress: the text (default: the first of text, "
         "sentence, text_a that the file has; pairs: text_a, premise, "
-        "sentence1, question)",
+        "sentence1, question); tag: the words, a list or a string (default: "
+        "words, tokens)",
     )
     fields.add_argument(
         "--text-pair-field",
@@ -86,7 +90,11 @@ def _add_field_arguments(parser):
     )
     # The former spelling, "a" or "a,b": still read, no longer shown.
     fields.add_argument("--text-fields", help=argparse.SUPPRESS)
-    fields.add_argument("--label-field", default="label", help="the label")
+    fields.add_argument(
+        "--label-field",
+        help="the label (default: label); tag: the tags, one per word (default: "
+        "the first of tags, ner_tags, labels, label, pos_tags, pos)",
+    )
     fields.add_argument(
         "--context-field", default="context", help="choice: the context"
     )
@@ -103,7 +111,7 @@ def _add_field_arguments(parser):
     )
     fields.add_argument(
         "--labels",
-        help="classify/pair: the label set in class order, separated by commas "
+        help="classify/pair/tag: the label set in class order, separated by commas "
         "(integers are read as numbers), e.g. 0,1 or negative,positive; "
         "records with another label are skipped and reported (default: the "
         "training file's labels, refusing mixed types and stray rare ones)",
@@ -253,10 +261,14 @@ def _task(args):
             context_field=args.context_field,
             question_field=args.question_field,
             options_field=args.options_field,
-            label_field=args.label_field,
+            label_field=args.label_field or "label",
         )
+    elif args.task == "tag":
+        fields.update(words_field=args.text_field, tags_field=args.label_field)
+        if args.labels:
+            fields["labels"] = [_label(v) for v in args.labels.split(",")]
     else:
-        fields["label_field"] = args.label_field
+        fields["label_field"] = args.label_field or "label"
         text_fields = _text_fields(args)
         if text_fields:
             fields["text_fields"] = text_fields
@@ -270,8 +282,8 @@ def _check_unused_flags(args):
     unused = [
         flag
         for flag, value, tasks in (
-            ("--labels", args.labels, ("classify", "pair")),
-            ("--text-field", args.text_field, ("classify", "pair", "regress")),
+            ("--labels", args.labels, ("classify", "pair", "tag")),
+            ("--text-field", args.text_field, ("classify", "pair", "regress", "tag")),
             (
                 "--text-pair-field",
                 args.text_pair_field,
@@ -286,6 +298,7 @@ def _check_unused_flags(args):
             "choice": "name the fields with --context-field, --question-field, "
             "--options-field and --label-field",
             "squad": "SQuAD JSON names its own fields",
+            "tag": "name the words with --text-field and the tags with --label-field",
         }[args.task]
         raise ValueError(
             f"--task {args.task} does not read {' or '.join(unused)}: {hint}."

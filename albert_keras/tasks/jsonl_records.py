@@ -17,7 +17,9 @@ from albert_keras.tasks.data_report import DataReport
 from albert_keras.tokenizers.binary_files import binary_kind, undecodable_line
 
 
-def _open_lines(path):
+def open_lines(path):
+    """The lines of a UTF-8 task file; folders, binaries and other encodings
+    are refused by name."""
     if os.path.isdir(path):
         raise ValueError(
             f"Task file {path!r} is a folder; pass a file in it (.jsonl, .csv "
@@ -158,7 +160,7 @@ def _parsed(source, label_field="label"):
             # A string here is a bad record, not a reason (as below).
             yield number, None if isinstance(record, str) else record
         return
-    lines = _open_lines(source)
+    lines = open_lines(source)
     kind = file_format(source, lines)
     if kind != "jsonl":
         delimiter = "," if kind == "csv" else "\t"

@@ -31,7 +31,7 @@ def add_parser(subparsers):
         "--input",
         required=True,
         help="file to predict on, as the task reads it (.jsonl, .csv, .tsv; "
-        "SQuAD JSON); labels, when present, are scored",
+        "SQuAD JSON; CoNLL for tag); labels, when present, are scored",
     )
     parser.add_argument(
         "--output",
@@ -61,9 +61,9 @@ def add_parser(subparsers):
 
 # What `predict --X-field` maps to in the task's config.
 FIELD_FLAGS = {
-    "text_field": "classify/pair/regress: the text",
+    "text_field": "classify/pair/regress: the text; tag: the words",
     "text_pair_field": "pair: the second text",
-    "label_field": "the label (optional: scored where present)",
+    "label_field": "the label, or tag: the tags (optional: scored where present)",
     "context_field": "choice: the context",
     "question_field": "choice: the question",
     "options_field": "choice: the options (a list, or columns A,B,C)",

@@ -30,6 +30,7 @@ _MODEL_TASKS = {
     "AlbertSpanQA": ("squad", {"head": "simple"}),
     "AlbertMultipleChoice": ("choice", {}),
     "AlbertClassifier": ("classify", {}),
+    "AlbertTokenClassifier": ("tag", {}),
 }
 
 
@@ -146,9 +147,12 @@ def _task_of(model, settings, sequence_length, fields):
                 made["labels"] = list(range(model.num_classes))
         elif name == "AlbertMultipleChoice":
             made = {"num_choices": model.num_choices}
+        elif name == "AlbertTokenClassifier":  # tag i is class i
+            made = {"labels": list(range(model.num_classes))}
         task = task_from_name(task_name, **made)
     if sequence_length:
         fields = {**fields, "sequence_length": sequence_length}
+    fields = task.config_fields(fields)
     unknown = sorted(set(fields) - set(vars(task.config)))
     if unknown:
         flags = ", ".join(_flag(k) for k in unknown)

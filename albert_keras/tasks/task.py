@@ -121,6 +121,13 @@ class Task:
         raise NotImplementedError
 
     # --- Shared ------------------------------------------------------------
+    @classmethod
+    def config_fields(cls, fields: dict) -> dict:
+        """The config fields of the CLI's field flags (`text_fields`,
+        `label_field`, ...): the same names, but for a task that calls them
+        otherwise."""
+        return dict(fields)
+
     def packed_dataset(
         self, make, data, tokenizer, batch_size, training, seed, epochs=None, **kw
     ):

@@ -6,10 +6,10 @@ from albert_keras.tasks.classification_task import ClassificationTask
 from albert_keras.tasks.multiple_choice_task import MultipleChoiceTask
 from albert_keras.tasks.squad_task import SquadTask
 from albert_keras.tasks.task import Task
+from albert_keras.tasks.token_classification_task import TokenClassificationTask
 
-TASK_CLASSES = {
-    cls.__name__: cls for cls in (ClassificationTask, MultipleChoiceTask, SquadTask)
-}
+_CLASSES = (ClassificationTask, MultipleChoiceTask, SquadTask, TokenClassificationTask)
+TASK_CLASSES = {cls.__name__: cls for cls in _CLASSES}
 
 # The task names of `albert-keras finetune --task`: a class and its settings.
 TASK_NAMES = {
@@ -18,6 +18,7 @@ TASK_NAMES = {
     "regress": (ClassificationTask, {"num_classes": 1, "pairs": None}),
     "choice": (MultipleChoiceTask, {}),
     "squad": (SquadTask, {}),
+    "tag": (TokenClassificationTask, {}),
 }
 
 

@@ -1,6 +1,8 @@
 """AlbertTokenClassifier: the per-token head's numbers, fit with masked tokens,
 save/load, and the official-layout and transformers conversions."""
 
+import json
+
 import keras
 import numpy as np
 import pytest
@@ -45,11 +47,12 @@ def test_head_numbers_and_fit_with_masked_tokens():
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
 
 
-def test_bad_num_classes_and_no_text_model():
+def test_bad_num_classes_and_tag_names():
     with pytest.raises(ValueError, match="num_classes=0"):
         AlbertTokenClassifier(AlbertBackbone(CONFIG), num_classes=0)
-    with pytest.raises(TypeError, match="no text-in form for an AlbertTokenClassifier"):
-        with_tokenizer(tagger(), SPM_MODEL_PATH, 16)
+    big = AlbertTokenClassifier(AlbertBackbone(micro_config(vocab_size=8000)), 3)
+    with pytest.raises(ValueError, match="`tags` names 2 tags but the model has"):
+        with_tokenizer(big, SPM_MODEL_PATH, 16, tags=["O", "B-X"])
 
 
 def test_official_layout_round_trip_is_bit_exact(tmp_path):
@@ -77,7 +80,11 @@ def test_a_classifier_subclass_takes_num_classes_from_the_checkpoint(tmp_path):
     assert load_official_checkpoint(prefix, model=MyClassifier).num_classes == 3
 
 
-def test_tag_names_of_a_transformers_folder_are_said_to_be_left(tmp_path, capsys):
+def test_tag_names_of_a_transformers_folder_are_kept(tmp_path, capsys):
+    """Converted, a transformers tagger keeps its id2label as the tag set of
+    a tagging run's settings (which `predict` and `--init` read)."""
+    from albert_keras.tasks import Task
+    from checkpoints_convert.backbone_loader import load_init_model, run_labels
     from checkpoints_convert.cli import main
 
     save_hf_checkpoint(tagger(3), tmp_path / "hf", labels=["O", "B-X", "I-X"])
@@ -87,8 +94,14 @@ def test_tag_names_of_a_transformers_folder_are_said_to_be_left(tmp_path, capsys
         == 0
     )
     err = capsys.readouterr().err
-    assert "tag names O, B-X, I-X (id2label) not kept" in err
-    assert not (tmp_path / "settings.json").exists()  # no classifier settings
+    assert "labels O, B-X, I-X (id2label) in" in err
+    with open(tmp_path / "settings.json") as f:
+        task = Task.from_config(json.load(f)["task"])
+    assert type(task).__name__ == "TokenClassificationTask"
+    assert task.config.labels == ["O", "B-X", "I-X"] == run_labels(out)
+    # As --init, the folder is a tagger (head and tag names), not a classifier.
+    init = load_init_model(str(tmp_path / "hf"))
+    assert isinstance(init, AlbertTokenClassifier) and init.num_classes == 3
 
 
 def test_transformers_folders_keep_the_two_heads_apart(tmp_path):
