@@ -197,8 +197,9 @@ _RANDOM_HINT = (
 
 def load_init_model(init):
     """`init` loaded once: a `.keras` file becomes its model, and so does a
-    transformers classifier folder whose `id2label` names its labels (an
-    `AlbertClassifier`); anything else is returned unchanged.
+    transformers classifier or tagger folder whose `id2label` names its
+    labels (an `AlbertClassifier`, an `AlbertTokenClassifier`); anything else
+    is returned unchanged.
 
     A task model loaded here gives both its backbone (`load_backbone`) and,
     when it is the same task, its head (`reuse_task_head`; a classifier's
@@ -216,8 +217,21 @@ def load_init_model(init):
         if hf_labels(init):  # a classifier's head, named as a run's labels
             from checkpoints_convert.loader import load_official_checkpoint
 
-            return load_official_checkpoint(init, model="classifier")
+            return load_official_checkpoint(init, model=_hf_head_kind(init))
     return init
+
+
+def _hf_head_kind(folder) -> str:
+    """ "token_classifier" for a transformers `AlbertForTokenClassification`
+    folder (its `architectures`), else "classifier"."""
+    from albert_keras.atomic_files import read_json
+    from checkpoints_convert.hf_names import HF_TOKEN_HEADS
+
+    config = read_json(os.path.join(folder, "config.json")) or {}
+    architectures = config.get("architectures") or []
+    return (
+        "token_classifier" if set(architectures) & set(HF_TOKEN_HEADS) else "classifier"
+    )
 
 
 def load_backbone(init, vocabulary_size, max_position=None, dtype=None):

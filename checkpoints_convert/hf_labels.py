@@ -70,23 +70,15 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
         vocab: the vocabulary kept beside `output`, if any.
     """
     from albert_keras.atomic_files import read_json, write_json
-    from albert_keras.models.albert_classifier import AlbertClassifier
     from checkpoints_convert.hf_checkpoint_reader import is_hf_folder
 
-    # A fine-tuning run's classifier settings: for the sequence classifier
-    # only (an AlbertTokenClassifier's tags have no fine-tuning task to name).
+    # A fine-tuning run's settings: of a classifier or a tagger.
     classes = getattr(model, "num_classes", None)
     if not isinstance(source, (str, os.PathLike)) or not is_hf_folder(source):
         return None
     labels = hf_labels(source)
     if not labels or classes != len(labels):
         return None
-    if not isinstance(model, AlbertClassifier):
-        return (
-            f"tag names {', '.join(labels)} (id2label) not kept: albert-keras "
-            "keeps the labels of sentence classifiers only; give them again "
-            "when converting back (save_hf_checkpoint(..., labels=[...]))"
-        )
     folder = os.path.dirname(os.path.abspath(output))
     path = os.path.join(folder, "settings.json")
     try:
@@ -107,19 +99,28 @@ def keep_labels_beside(source, model, output, vocab=None) -> str | None:
             f"labels {', '.join(labels)} (id2label) not kept: {path} holds the "
             f"labels of {other}; convert into a folder of its own to keep them"
         )
-    length = min(128, model.backbone.config.max_position_embeddings)
-    config = {"num_classes": classes, "labels": labels, "pairs": None}
     settings = {
-        "task": {
-            "class": "ClassificationTask",
-            "config": dict(config, sequence_length=length),
-        },
+        "task": _task_settings(model, labels),
         **({"vocab": os.path.basename(vocab)} if vocab else {}),
         CONVERTED_FROM: os.path.abspath(os.fspath(source)),
         MODEL: name,
     }
     write_json(path, settings)
     return f"labels {', '.join(labels)} (id2label) in {path}"
+
+
+def _task_settings(model, labels) -> dict:
+    """The fine-tuning task a converted classifier or tagger would have had."""
+    from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
+
+    length = min(128, model.backbone.config.max_position_embeddings)
+    if isinstance(model, AlbertTokenClassifier):
+        config = {"labels": labels}
+        name = "TokenClassificationTask"
+    else:
+        config = {"num_classes": len(labels), "labels": labels, "pairs": None}
+        name = "ClassificationTask"
+    return {"class": name, "config": dict(config, sequence_length=length)}
 
 
 def settings_beside(path) -> dict | None:
