@@ -22,6 +22,7 @@ CASES = {
     "choice_social_iqa.py": ["--train-examples", "16"],
     # The v2 head; 16 of the 128 dev questions.
     "squad_disfl_qa.py": ["--train-questions", "8", "--dev-questions", "16"],
+    "tag_brown.py": ["--train-examples", "32"],
 }
 
 

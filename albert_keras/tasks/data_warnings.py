@@ -50,6 +50,36 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     found += _label_warnings(task, splits["dev"], "dev")
     if not _is_regression(task):
         found += _label_warnings(task, splits["train"], "training", splits["dev"])[:1]
+    found += _tag_warnings(task, splits["dev"])
+    return found
+
+
+def _tag_warnings(task, dev):
+    """Tagging: tags that are numbers (ids whose names were not given: no
+    entity scores), or a dev tag so common that word accuracy says little."""
+    if not dev.examples or "tags" not in dev.examples[0]:
+        return []
+    labels = task.config.labels
+    found = []
+    if all(isinstance(t, int) for t in labels):
+        found.append(
+            f"The tags are numbers ({', '.join(map(str, labels[:6]))}"
+            f"{', ...' if len(labels) > 6 else ''}): they are scored by word "
+            "accuracy only. If they are ids of named tags (a transformers "
+            "dataset's ner_tags), give the names in id order with --labels "
+            "(e.g. --labels O,B-PER,I-PER,...) to score entities."
+        )
+    tags = np.concatenate([e["tags"] for e in dev.examples if e["tags"]] or [[]])
+    if tags.size > 1 and task.monitor == "accuracy":
+        values, counts = np.unique(tags.astype(int), return_counts=True)
+        share = counts.max() / counts.sum()
+        if share >= DOMINANT_CLASS:
+            common = labels[int(values[counts.argmax()])]
+            found.append(
+                f"{share:.0%} of the dev words have the tag {common!r}: word "
+                "accuracy is high by answering it always; compare with the "
+                "majority_tag baseline."
+            )
     return found
 
 

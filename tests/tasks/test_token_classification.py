@@ -16,6 +16,7 @@ from albert_keras.cli import main
 from albert_keras.models import AlbertTaggerTextModel, with_tokenizer
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import Task, TokenClassificationTask
+from albert_keras.tasks.data_warnings import data_warnings
 from albert_keras.tasks.entity_scores import entity_counts
 from albert_keras.tasks.token_classification_task import tag_scores
 from albert_keras.tokenizers import AlbertTokenizer
@@ -130,8 +131,14 @@ def test_integer_tags_index_declared_names():
     data = task.read([{"tokens": ["Ann", "Lee", "ran"], "ner_tags": [1, 2, 0]}])
     assert data.examples[0]["tags"] == [1, 2, 0]
     numbered = TokenClassificationTask()
-    numbered.read([{"tokens": ["a", "b"], "ner_tags": [3, 0]}], training=True)
+    data = numbered.read([{"tokens": ["a", "b"], "ner_tags": [3, 0]}], training=True)
     assert numbered.config.labels == [0, 3] and numbered.monitor == "accuracy"
+    (told,) = data_warnings(numbered, {"train": data, "dev": data}, 128)
+    assert told.startswith("The tags are numbers (0, 3)") and "--labels" in told
+    pos = TokenClassificationTask()
+    data = pos.read([{"words": ["a"] * 20, "tags": ["X"] * 19 + ["Y"]}], True)
+    (told,) = data_warnings(pos, {"train": data, "dev": data}, 128)
+    assert told.startswith("95% of the dev words have the tag 'X'")
 
 
 def test_loss_is_the_mean_over_tagged_words():
