@@ -16,6 +16,7 @@ from albert_keras.tasks.tagging_records import (
     TAG_KEYS,
     WORD_KEYS,
     find_field,
+    is_conll,
     read_tagging_records,
     sequence,
 )
@@ -271,21 +272,40 @@ class TokenClassificationTask(Task):
 
     def write_predictions(self, model, data, dataset, output, record):
         """A JSON line per example: `line`, `words`, `tags` (null: cut off)
-        and `scores` (each tag's probability)."""
+        and `scores` (each tag's probability). An `output` named `.conll`
+        (`.iob`, `.bio`) gets CoNLL lines instead, `word gold predicted`
+        (`word predicted` without gold tags; `O` for words cut off), which
+        conlleval.pl reads."""
         from albert_keras.atomic_files import atomic_write
 
         predicted = self.word_predictions(model, data, dataset)
+        lines = [
+            dict(line=e["line"], words=e["words"], **self.prediction(logits))
+            for e, logits in zip(data.examples, predicted, strict=True)
+        ]
         with atomic_write(output) as f:
-            for example, logits in zip(data.examples, predicted, strict=True):
-                line = {"line": example["line"], "words": example["words"]}
-                line.update(self.prediction(logits))
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            if is_conll(output):
+                f.write(self._conll_text(data, lines))
+            else:
+                f.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
         scored = self.scored(data)
         metrics = None
         if scored:
             gold = [data.examples[i]["tags"] for i in scored]
             metrics = self.metrics(gold, [predicted[i] for i in scored])
         return {"metrics": metrics, "labelled": len(scored)}
+
+    def _conll_text(self, data, lines) -> str:
+        names = self.tag_names()
+        rows = []
+        for example, line in zip(data.examples, lines, strict=True):
+            gold = example["tags"]
+            for i, word in enumerate(line["words"]):
+                tag = line["tags"][i]
+                columns = [word, names[gold[i]]] if gold is not None else [word]
+                rows.append(" ".join([*columns, OUTSIDE if tag is None else str(tag)]))
+            rows.append("")
+        return "\n".join(rows) + "\n"
 
     def prediction(self, logits):
         tags, scores = [], []

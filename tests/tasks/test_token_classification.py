@@ -233,9 +233,8 @@ def test_cli_finetune_predict_pos_tags(tmp_path):
     assert result["best"]["accuracy"] > majority + 0.25, result["best"]
     task = Task.from_config(result["task"])
     assert task.config.tags_field == "pos" and len(task.config.labels) == 11
-    assert (
-        main(["predict", "--model", out, "--input", DEV, "--max-examples", "10"]) == 0
-    )
+    predict = ["predict", "--model", out, "--input", DEV, "--max-examples", "10"]
+    assert main(predict) == 0
     with open(f"{tmp_path}/run/predictions-dev.jsonl") as f:
         lines = [json.loads(line) for line in f]
     with open(f"{tmp_path}/run/predictions-dev.metrics.json") as f:
@@ -247,3 +246,10 @@ def test_cli_finetune_predict_pos_tags(tmp_path):
         t == g for x in lines for t, g in zip(x["tags"], gold[x["line"]], strict=True)
     ]
     assert scored["metrics"]["accuracy"] == pytest.approx(np.mean(hits))
+    # CoNLL output, `word gold predicted`: conlleval's tag accuracy is ours.
+    conll = str(tmp_path / "dev.conll")
+    assert main([*predict, "--output", conll]) == 0
+    with open(conll) as f:
+        tags = conlleval.evaluate(line.rstrip("\n") for line in f)["overall"]["tags"]
+    assert tags["stats"]["gold"] == len(hits)
+    assert tags["evals"]["prec"] == pytest.approx(np.mean(hits))
