@@ -63,6 +63,7 @@ def run_export(args):
     if keras.backend.backend() != "tensorflow":
         return _in_tensorflow_process(args)
     from albert_keras.models.albert_classifier import AlbertClassifier
+    from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
     from albert_keras.models.litert_export import export_litert
     from albert_keras.tasks.prediction_run import fine_tuned_model_path
 
@@ -75,7 +76,7 @@ def run_export(args):
     path = fine_tuned_model_path(args.model)
     model = keras.saving.load_model(path, compile=False)
     model = getattr(model, "task_model", model)  # a text-in model's classifier
-    if not isinstance(model, AlbertClassifier):
+    if not isinstance(model, (AlbertClassifier, AlbertTokenClassifier)):
         raise ValueError(_not_a_classifier(model, path))
     _check_float(model, path)
     stem = os.path.splitext(path)[0]
@@ -89,11 +90,17 @@ def run_export(args):
         f"quantize={args.quantize}"
     )
     config = model.backbone.config
+    packing = (
+        "tokenize each word alone, [CLS] pieces [SEP], and read a word's tag at "
+        "its first piece (its second after a bare \u2581)"
+        if isinstance(model, AlbertTokenClassifier)
+        else "pack [CLS] a [SEP] b [SEP]"
+    )
     print(
         "Inputs: token_ids, segment_ids, padding_mask, int32 [batch, length] with "
         f"length <= {config.max_position_embeddings} (longer fails in the "
-        "interpreter): pack [CLS] a [SEP] b [SEP] as the run did, with the "
-        "vocabulary beside the model and its sequence length (settings.json)."
+        f"interpreter): {packing} as the run did, with the vocabulary beside "
+        "the model and its sequence length (settings.json)."
     )
     if not args.no_check:
         _check(model, output)
@@ -117,9 +124,9 @@ def _not_a_classifier(model, path):
             "so it has no LiteRT export"
         )
     return (
-        f"{path} holds a {type(model).__name__}, not an AlbertClassifier: "
-        "`export --format litert` takes the best.keras of `albert-keras "
-        f"finetune` on a classification task; {other}."
+        f"{path} holds a {type(model).__name__}, not an AlbertClassifier or "
+        "AlbertTokenClassifier: `export --format litert` takes the best.keras "
+        f"of `albert-keras finetune` on a classification or tagging task; {other}."
     )
 
 

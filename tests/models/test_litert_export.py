@@ -130,6 +130,22 @@ def test_cli_exports_a_fine_tuned_classifier_and_refuses_others(tmp_path, capsys
     )
 
 
+def test_cli_exports_a_token_classifier(tmp_path, capsys):
+    """A tag per token: logits [batch, length, tags] from the LiteRT file."""
+    from albert_keras import AlbertTokenClassifier
+    from albert_keras.cli import main
+
+    tagger = AlbertTokenClassifier(AlbertBackbone(micro_config()), num_classes=5)
+    tagger.save(str(tmp_path / "best.keras"))
+    assert main(["export", "--model", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "read a word's tag at its first piece" in out, out
+    x = random_inputs(batch=2, length=12, vocab=60)
+    logits = run_interpreter(str(tmp_path / "best.tflite"), x)["logits"]
+    assert logits.shape == (2, 12, 5)
+    assert max_abs_diff(logits, tagger(x, training=False)["logits"]) < 1e-4
+
+
 def test_cli_points_to_export_litert_only_for_models_it_takes(tmp_path, capsys):
     """A multiple-choice model was sent to `export_litert`, which refuses it."""
     from albert_keras import AlbertMultipleChoice, AlbertSpanQA
