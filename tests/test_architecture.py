@@ -98,3 +98,10 @@ def test_no_test_imports_a_conftest():
                 rel = os.path.relpath(path, REPO)
                 found += [f"{rel}:{line}" for line in _imports_of_conftest(path)]
     assert not found, found
+
+
+def test_the_readme_is_a_guide_under_20_kb():
+    """README.md is the user guide, under 20,000 bytes; measurements and
+    details go to docs/ (it grew past it twice, a sentence at a time)."""
+    size = os.path.getsize(os.path.join(REPO, "README.md"))
+    assert size < 20_000, f"README.md is {size} bytes: move details to docs/"
