@@ -57,18 +57,16 @@ def conll_records(path):
             rows.append(columns)
             continue
         if rows:
-            records.append((first, _conll_sentence(rows)))
+            tagged = [len(columns) > 1 for columns in rows]
+            words = [columns[0] for columns in rows]
+            if all(tagged):
+                records.append((first, {"words": words, "tags": [c[-1] for c in rows]}))
+            elif any(tagged):
+                report.skip(first, "a word without a tag")
+            else:
+                records.append((first, {"words": words}))
         rows, first = [], None
     return records, report
-
-
-def _conll_sentence(rows):
-    tagged = [len(columns) > 1 for columns in rows]
-    if not any(tagged):
-        return {"words": [c[0] for c in rows], "tags": None}
-    if not all(tagged):
-        return {"words": [c[0] for c in rows], "tags": "a word without a tag"}
-    return {"words": [c[0] for c in rows], "tags": [c[-1] for c in rows]}
 
 
 def find_field(records, given, keys, what, flag, report):

@@ -25,6 +25,10 @@ from albert_keras.tasks.task_data import TaskData
 
 _FIELD_FLAGS = "Name the words with --text-field and the tags with --label-field"
 UNSCORED = "unscored_label"  # the example key holding tags outside the tag set
+NO_TAG_SET = (
+    "no tag set yet (read the training file first: read(train, training=True); "
+    "or declare the tags, --labels / labels=[...])"
+)
 
 
 @dataclasses.dataclass
@@ -120,7 +124,7 @@ class TokenClassificationTask(Task):
         if training and self.config.labels is None:
             self._set_labels(records)
         make = self._example_maker(require_labels, tags_field)
-        return TaskData(collect_examples(records, report, make, _FIELD_FLAGS), report)
+        return TaskData(collect_examples(records, report, make, _hint), report)
 
     def _set_labels(self, records):
         found = collections.Counter()
@@ -158,6 +162,8 @@ class TokenClassificationTask(Task):
                 return "no tags" if require_labels else _unlabelled(words)
             if len(tags) != len(words):
                 return f"{len(words)} words but {len(tags)} tags"
+            if not index and require_labels:
+                return NO_TAG_SET
             indices = [index.get(_key(t)) for t in tags]
             if None not in indices:
                 return {"words": words, "tags": indices}
@@ -340,6 +346,13 @@ def tag_scores(gold, predicted, names) -> dict:
     return scores
 
 
+def _hint(report):
+    """What to fix when no record is usable: the tag set, or the fields."""
+    if NO_TAG_SET in report.skipped:
+        return "Read the training file first, or declare the tag set (--labels)"
+    return _FIELD_FLAGS
+
+
 def _unlabelled(words):
     return {"words": words, "tags": None}
 
@@ -359,6 +372,7 @@ def _tag_index(labels):
     for i, label in enumerate(labels):
         if isinstance(label, str):
             index.setdefault(i, i)
+            index.setdefault(str(i), i)  # the same id in a CSV cell
         elif isinstance(label, int):
             index.setdefault(str(label), i)
     return index

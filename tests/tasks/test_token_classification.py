@@ -123,6 +123,25 @@ def test_reading_formats_and_bad_records(tmp_path):
     assert [e["tags"] for e in predicted.examples] == [None, None]
     with pytest.raises(ValueError, match="Name it with --label-field"):
         TokenClassificationTask().read([{"words": ["a"], "ner": ["O"]}], True)
+    with pytest.raises(ValueError, match="Read the training file first"):
+        TokenClassificationTask().read([{"words": ["a"], "tags": ["O"]}])
+    # CoNLL: a sentence with an untagged word is skipped (its first line);
+    # a file of words alone is read to predict.
+    odd = tmp_path / "odd.conll"
+    odd.write_text("Ann B-NAME\nran O\n\nBob\nsat O\n\nEve B-NAME\n")
+    read = task.read(str(odd))
+    assert [e["words"] for e in read.examples] == [["Ann", "ran"], ["Eve"]]
+    assert read.report.where == {"a word without a tag": [4]}
+    words = tmp_path / "words.conll"
+    words.write_text("Ann\nran\n\nBob\n")
+    read = task.read(str(words), require_labels=False)
+    assert [(e["words"], e["tags"]) for e in read.examples] == [
+        (["Ann", "ran"], None),
+        (["Bob"], None),
+    ]
+    # Numbered tags in CSV cells ("1 0") index the declared names too.
+    named = TokenClassificationTask(labels=["O", "B-NAME"])
+    assert named.read([{"words": "a b", "tags": "1 0"}]).examples[0]["tags"] == [1, 0]
 
 
 def test_integer_tags_index_declared_names():
