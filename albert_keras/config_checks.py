@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import numbers
 import os
 
 # How close an unknown key must be to a field to be taken for its typo. 0.85
@@ -28,6 +29,20 @@ def near_miss(key: str, names: set[str]) -> str | None:
 def is_number(value) -> bool:
     """An int or float that is not a bool (`True` is an int in Python)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_positive_int(value) -> bool:
+    """Python's or NumPy's integers of at least 1; not a bool.
+
+    Example:
+    >>> is_positive_int(3), is_positive_int(True), is_positive_int(0)
+    (True, False, False)
+    """
+    return (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and value >= 1
+    )
 
 
 def ticked(names) -> str:

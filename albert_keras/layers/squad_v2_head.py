@@ -1,10 +1,9 @@
 """`SquadV2Head`: the official ALBERT SQuAD 2.0 head (squad_utils.create_v2_model)."""
 
-import numbers
-
 import keras
 from keras import ops
 
+from albert_keras.config_checks import is_positive_int
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.layers.position_gather import take_positions
@@ -208,11 +207,7 @@ def check_beam(start_n_top, end_n_top) -> None:
     >>> check_beam(5, 5)
     """
     for name, value in (("start_n_top", start_n_top), ("end_n_top", end_n_top)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, numbers.Integral)
-            or value < 1
-        ):
+        if not is_positive_int(value):
             raise ValueError(
                 f"`{name}` is a size of the inference beam: give a whole number "
                 f"of 1 or more (the official is 5). Received: {name}={value!r}"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import keras
 from keras import ops
 
+from albert_keras.config_checks import is_positive_int
 from albert_keras.layers.albert_dropout import AlbertDropout
 from albert_keras.layers.host_truncated_normal import HostTruncatedNormal
 from albert_keras.models.model_arguments import check_backbone
@@ -57,7 +56,7 @@ class AlbertMultipleChoice(TaskModel):
     """
 
     def __init__(self, backbone, num_choices=4, dropout=0.1, **kwargs):
-        if not _is_positive_int(num_choices):
+        if not is_positive_int(num_choices):
             raise ValueError(
                 "`num_choices` must be a positive integer, the options per "
                 "example (the size of the inputs' choice axis, [batch, "
@@ -96,12 +95,3 @@ class AlbertMultipleChoice(TaskModel):
 
     def _task_config(self):
         return {"num_choices": self.num_choices, "dropout": self.dropout}
-
-
-def _is_positive_int(value) -> bool:
-    """Python's or NumPy's integers of at least 1; not a bool."""
-    return (
-        isinstance(value, numbers.Integral)
-        and not isinstance(value, bool)
-        and value >= 1
-    )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import numbers
+
+from albert_keras.config_checks import is_positive_int
 
 # What keras.Model's functional constructor keeps; it drops everything else.
 _KERAS_ARGUMENTS = ("name", "trainable")
@@ -101,11 +102,7 @@ def check_num_classes(num_classes, meaning: str) -> int:
     Traceback (most recent call last):
     ValueError: `num_classes` must be a positive integer (the number of tags)...
     """
-    if (
-        isinstance(num_classes, bool)
-        or not isinstance(num_classes, numbers.Integral)
-        or num_classes < 1
-    ):
+    if not is_positive_int(num_classes):
         raise ValueError(
             f"`num_classes` must be a positive integer ({meaning}). "
             f"Received: num_classes={num_classes!r}"
