@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.models.albert_text_model import AlbertTextModel
+from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
 from albert_keras.models.traced_endpoint import add_traced_endpoint
 from albert_keras.tokenizers.word_pieces import packed_positions, word_pieces
 
@@ -51,27 +52,30 @@ class AlbertTaggerTextModel(AlbertTextModel):
     """
 
     def __init__(self, task_model, tokenizer, sequence_length=128, tags=None, **kwargs):
-        num_classes = getattr(task_model, "num_classes", None)
-        if type(task_model).__name__ != "AlbertTokenClassifier":
+        if not isinstance(task_model, AlbertTokenClassifier):
             raise ValueError(
                 "AlbertTaggerTextModel feeds an AlbertTokenClassifier; for "
                 "classifiers use AlbertTextModel. Received: "
                 f"{type(task_model).__name__}"
             )
+        num_classes = task_model.num_classes
         tags = [str(t) for t in tags] if tags else [str(i) for i in range(num_classes)]
         if len(tags) != num_classes:
             raise ValueError(
                 f"`tags` names {len(tags)} tags but the model has "
                 f"num_classes={num_classes}: give one name per class, in order."
             )
-        kwargs.pop("pairs", None)
         super().__init__(task_model, tokenizer, sequence_length, **kwargs)
         self.tags = tags
 
-    def call(self, inputs, training=False):
+    def _split(self, inputs):
+        """(words, pieces, positions) of a batch of sentences (`word_pieces`)."""
         texts = tf.reshape(tf.convert_to_tensor(inputs, tf.string), [-1])
         words = tf.strings.split(texts)
-        pieces, positions = word_pieces(self.tokenizer, words)
+        return (words, *word_pieces(self.tokenizer, words))
+
+    def call(self, inputs, training=False):
+        words, pieces, positions = self._split(inputs)
         logits = self.task_model(self.packer(pieces), training=training)["logits"]
         width = self.sequence_length - 2
         where = packed_positions(positions, self.sequence_length)
@@ -92,8 +96,7 @@ class AlbertTaggerTextModel(AlbertTextModel):
 
     def pack(self, inputs):
         """The task model's inputs for sentences (their words' pieces)."""
-        texts = tf.reshape(tf.convert_to_tensor(inputs, tf.string), [-1])
-        pieces, _ = word_pieces(self.tokenizer, tf.strings.split(texts))
+        _, pieces, _ = self._split(inputs)
         return self.packer(pieces)
 
     def _add_endpoints(self, archive):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import keras
 import numpy as np
@@ -17,7 +16,12 @@ from albert_keras.tasks.jsonl_records import (
     read_records,
 )
 from albert_keras.tasks.label_checks import check_label_lines
-from albert_keras.tasks.task import Task, majority_baseline, softmax
+from albert_keras.tasks.task import (
+    Task,
+    majority_baseline,
+    softmax,
+    write_labels_json,
+)
 from albert_keras.tasks.task_data import TaskData
 
 _FIELD_FLAGS = (
@@ -269,12 +273,8 @@ class ClassificationTask(Task):
         SavedModel's outputs are logits only)."""
         if self.regression:
             return
-        from albert_keras.atomic_files import write_json
-
         labels = self.config.labels or list(range(self.config.num_classes))
-        os.makedirs(os.path.join(folder, "assets.extra"), exist_ok=True)
-        path = os.path.join(folder, "assets.extra", "labels.json")
-        write_json(path, labels, ensure_ascii=False)
+        write_labels_json(folder, labels)
 
     def scored(self, data):
         """The examples with a label in the label set (a file may mix them

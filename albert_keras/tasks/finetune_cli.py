@@ -247,6 +247,7 @@ def _task(args):
 
     _check_unused_flags(args)
     fields = {"sequence_length": args.max_seq_length}
+    labels = [_label(v) for v in args.labels.split(",")] if args.labels else None
     if args.task == "squad":
         fields.update(
             head=args.head,
@@ -265,15 +266,15 @@ def _task(args):
         )
     elif args.task == "tag":
         fields.update(words_field=args.text_field, tags_field=args.label_field)
-        if args.labels:
-            fields["labels"] = [_label(v) for v in args.labels.split(",")]
+        if labels:
+            fields["labels"] = labels
     else:
         fields["label_field"] = args.label_field or "label"
         text_fields = _text_fields(args)
         if text_fields:
             fields["text_fields"] = text_fields
-        if args.labels and args.task != "regress":
-            fields["labels"] = [_label(v) for v in args.labels.split(",")]
+        if labels and args.task != "regress":
+            fields["labels"] = labels
     return task_from_name(args.task, **fields)
 
 

@@ -15,15 +15,10 @@ import tensorflow as tf
 
 from albert_keras.tasks.task_datasets import epoch_batches, tokenize_texts
 from albert_keras.tokenizers.albert_span_packer import AlbertSpanPacker
+from albert_keras.tokenizers.word_pieces import space_piece_id
 
 MODEL_KEYS = ("token_ids", "segment_ids", "padding_mask", "p_mask")
 LABEL_KEYS = ("start_positions", "end_positions", "is_impossible")
-
-
-def _space_id(tokenizer):
-    """The id of SentencePiece's bare word-boundary piece, or None."""
-    space = tokenizer.token_to_id("\u2581")  # the unknown id if there is none
-    return space if tokenizer.id_to_token(space) == "\u2581" else None
 
 
 def _context_tokens(tokenizer, examples):
@@ -34,7 +29,7 @@ def _context_tokens(tokenizer, examples):
     starts an answer at its second piece: the official character alignment
     gives "▁" to the space before the word.
     """
-    space = _space_id(tokenizer)
+    space = space_piece_id(tokenizer)
     cache, contexts = {}, []
     for example in examples:
         key = id(example["words"])

@@ -261,6 +261,18 @@ def majority_baseline(train, dev, num_classes) -> dict:
     return {"majority_class": classification_scores(labels, logits, num_classes)}
 
 
+def write_labels_json(folder, labels) -> None:
+    """`folder/assets.extra/labels.json`: the label of each logit, in order
+    (beside a SavedModel; TF Serving ignores `assets.extra`)."""
+    import os
+
+    from albert_keras.atomic_files import write_json
+
+    os.makedirs(os.path.join(folder, "assets.extra"), exist_ok=True)
+    path = os.path.join(folder, "assets.extra", "labels.json")
+    write_json(path, labels, ensure_ascii=False)
+
+
 def softmax(logits) -> np.ndarray:
     """Row-wise softmax in float64."""
     logits = np.asarray(logits, "float64")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-import os
 
 import keras
 import numpy as np
@@ -20,7 +19,7 @@ from albert_keras.tasks.tagging_records import (
     read_tagging_records,
     sequence,
 )
-from albert_keras.tasks.task import Task, softmax
+from albert_keras.tasks.task import Task, softmax, write_labels_json
 from albert_keras.tasks.task_data import TaskData
 
 _FIELD_FLAGS = "Name the words with --text-field and the tags with --label-field"
@@ -267,11 +266,7 @@ class TokenClassificationTask(Task):
 
     def write_serving_extras(self, folder):
         """`assets.extra/labels.json`: the tag of each logit, in order."""
-        from albert_keras.atomic_files import write_json
-
-        os.makedirs(os.path.join(folder, "assets.extra"), exist_ok=True)
-        path = os.path.join(folder, "assets.extra", "labels.json")
-        write_json(path, self.config.labels, ensure_ascii=False)
+        write_labels_json(folder, self.config.labels)
 
     def scored(self, data):
         return [i for i, e in enumerate(data.examples) if e["tags"] is not None]
