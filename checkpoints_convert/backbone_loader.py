@@ -225,13 +225,11 @@ def _hf_head_kind(folder) -> str:
     """ "token_classifier" for a transformers `AlbertForTokenClassification`
     folder (its `architectures`), else "classifier"."""
     from albert_keras.atomic_files import read_json
-    from checkpoints_convert.hf_names import HF_TOKEN_HEADS
+    from checkpoints_convert.hf_names import has_token_head
 
     config = read_json(os.path.join(folder, "config.json")) or {}
-    architectures = config.get("architectures") or []
-    return (
-        "token_classifier" if set(architectures) & set(HF_TOKEN_HEADS) else "classifier"
-    )
+    token = has_token_head(config.get("architectures"))
+    return "token_classifier" if token else "classifier"
 
 
 def load_backbone(init, vocabulary_size, max_position=None, dtype=None):

@@ -12,10 +12,10 @@ from checkpoints_convert.conversion_error import ConversionError
 from checkpoints_convert.hf_names import (
     HF_BUFFERS,
     HF_TIED,
-    HF_TOKEN_HEADS,
     HF_WITHOUT_POOLER,
     TOKEN_HEAD_PREFIX,
     albert_config_dict,
+    has_token_head,
     official_name,
 )
 from checkpoints_convert.name_row import TRANSPOSE
@@ -91,7 +91,7 @@ class HFCheckpointReader:
         self.config_values = albert_config_dict(self.hf_config, self.config_path)
         tensors, self.choice = self._open_tensors()
         architectures = self.hf_config.get("architectures") or []
-        per_token = bool(set(architectures) & set(HF_TOKEN_HEADS))
+        per_token = has_token_head(architectures)
         # Parts the loader may find absent and leave initialized.
         self.optional_parts = (
             ("pooler",) if set(architectures) & set(HF_WITHOUT_POOLER) else ()

@@ -119,6 +119,18 @@ HF_WITHOUT_POOLER = ("AlbertForQuestionAnswering", "AlbertForTokenClassification
 # transformers classes whose `classifier.*` is a per-token head (the official
 # names' `output_weights` is run_classifier's, on the pooled output).
 HF_TOKEN_HEADS = ("AlbertForTokenClassification",)
+
+
+def has_token_head(architectures) -> bool:
+    """Whether a transformers config's `architectures` name a per-token head.
+
+    Example:
+    >>> has_token_head(["AlbertForTokenClassification"]), has_token_head(None)
+    (True, False)
+    """
+    return bool(set(architectures or []) & set(HF_TOKEN_HEADS))
+
+
 TOKEN_HEAD_PREFIX = "token_classifier/"
 
 _HF_ACTIVATIONS = {  # transformers `hidden_act` -> ours
