@@ -88,6 +88,11 @@ class HFCheckpointReader:
                 ) from None
         if not isinstance(self.hf_config, dict):
             raise ConversionError(f"{self.config_path!r} must hold a JSON object.")
+        # transformers' flag for a sigmoid per logit (`AlbertClassifier`'s
+        # `multi_label`).
+        self.multi_label = (
+            self.hf_config.get("problem_type") == "multi_label_classification"
+        )
         self.config_values = albert_config_dict(self.hf_config, self.config_path)
         tensors, self.choice = self._open_tensors()
         architectures = self.hf_config.get("architectures") or []

@@ -117,6 +117,9 @@ def _task_settings(model, labels) -> dict:
     if isinstance(model, AlbertTokenClassifier):
         config = {"labels": labels}
         name = "TokenClassificationTask"
+    elif getattr(model, "multi_label", False):
+        config = {"labels": labels}
+        name = "MultiLabelClassificationTask"
     else:
         config = {"num_classes": len(labels), "labels": labels, "pairs": None}
         name = "ClassificationTask"

@@ -49,7 +49,8 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
     its `save_pretrained` writes them), `AlbertPretrainer` ->
     `AlbertForPreTraining`, `AlbertClassifier` ->
     `AlbertForSequenceClassification` (one output: `problem_type`
-    "regression"), `AlbertSpanQA` -> `AlbertForQuestionAnswering`,
+    "regression"; `multi_label`: "multi_label_classification"),
+    `AlbertSpanQA` -> `AlbertForQuestionAnswering`,
     `AlbertMultipleChoice` -> `AlbertForMultipleChoice`,
     `AlbertTokenClassifier` -> `AlbertForTokenClassification`. transformers'
     question-answering and token classes have no pooler, so those models'
@@ -115,6 +116,8 @@ def save_hf_checkpoint(model, folder, vocab=None, lowercase=None, labels=None) -
         config["label2id"] = {name: i for i, name in enumerate(names)}
         if model.num_classes == 1 and architecture != _TOKEN:
             config["problem_type"] = "regression"
+        elif getattr(model, "multi_label", False):
+            config["problem_type"] = "multi_label_classification"
     elif labels is not None:
         raise ConversionError(
             f"labels name a classifier's logits; {type(model).__name__} has none."

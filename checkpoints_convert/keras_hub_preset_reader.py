@@ -103,7 +103,13 @@ class KerasHubPresetReader:
         if not os.path.isfile(path):
             return
         with open(path, encoding="utf-8") as f:
-            class_name = json.load(f).get("class_name")
+            saved = json.load(f)
+        class_name = saved.get("class_name")
+        # keras-hub's multi-label classifier: `activation="sigmoid"`.
+        activation = (saved.get("config") or {}).get("activation")
+        self.multi_label = activation == "sigmoid" or (
+            isinstance(activation, dict) and activation.get("config") == "sigmoid"
+        )
         rows = {c: r for c, r in KERAS_HUB_TASKS.values()}.get(class_name)
         if rows is None:
             self.foreign_heads = (f"keras-hub {class_name} head ({TASK_CONFIG})",)

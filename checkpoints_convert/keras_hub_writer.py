@@ -121,6 +121,8 @@ def to_keras_hub_task(model, hub, vocab=None):
         num_classes=model.num_classes,
         preprocessor=preprocessor,
         dropout=model.dropout,
+        # keras-hub's multi-label head: a sigmoid on its outputs.
+        activation="sigmoid" if getattr(model, "multi_label", False) else None,
     )
     values = _official_values(model, heads[0])
     for name, path, transposed in rows:

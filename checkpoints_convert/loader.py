@@ -172,6 +172,8 @@ def _build(cls, config, reader, dtype, task_kwargs):
                 f"a new head, or load model='backbone'.{_other_head(reader, part)}"
             )
         task_kwargs = dict(task_kwargs, num_classes=reader.shape(name)[0])
+        if issubclass(cls, AlbertClassifier) and getattr(reader, "multi_label", False):
+            task_kwargs.setdefault("multi_label", True)  # its head, read as saved
     return cls(AlbertBackbone(config, dtype=dtype), **task_kwargs)
 
 

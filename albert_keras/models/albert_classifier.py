@@ -16,13 +16,19 @@ class AlbertClassifier(TaskModel):
 
     The official head: dropout (0.1 by default) on the pooled output, then a
     dense layer to `num_classes` logits. `num_classes=1` is regression
-    (STS-B): the output is the raw score. Pairs are packed by the tokenizer
+    (STS-B): the output is the raw score. `multi_label=True` makes each
+    logit a label of its own (a sigmoid each, any number of them true, as
+    transformers' `problem_type="multi_label_classification"`): the graph
+    is the same, the flag tells the losses, the predictions and the
+    converters how to read the logits. Pairs are packed by the tokenizer
     (`[CLS] a [SEP] b [SEP]` with segment ids), so the model is the same.
 
     Args:
         backbone: `AlbertBackbone`.
         num_classes: int. Number of labels, or 1 for regression.
         dropout: float. Dropout before the dense head.
+        multi_label: bool. The logits are independent labels (sigmoid),
+            not one class of `num_classes` (softmax).
 
     Outputs: `{"logits": [batch, num_classes]}`.
 
@@ -35,8 +41,14 @@ class AlbertClassifier(TaskModel):
     ... )
     """
 
-    def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
+    def __init__(
+        self, backbone, num_classes=2, dropout=0.1, multi_label=False, **kwargs
+    ):
         num_classes = check_num_classes(num_classes, "1 for regression")
+        if not isinstance(multi_label, bool):
+            raise TypeError(
+                f"`multi_label` must be True or False. Received: {multi_label!r}"
+            )
         check_backbone(type(self), backbone)
         config = backbone.config
         # === Layers ===
@@ -62,6 +74,11 @@ class AlbertClassifier(TaskModel):
         # === Config ===
         self.num_classes = num_classes
         self.dropout = dropout
+        self.multi_label = multi_label
 
     def _task_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+        return {
+            "num_classes": self.num_classes,
+            "dropout": self.dropout,
+            "multi_label": self.multi_label,
+        }

@@ -124,6 +124,10 @@ def reuse_task_head(model, loaded) -> str:
 
     Returns: a phrase saying which.
     """
+    sigmoid = getattr(loaded, "multi_label", False)
+    if sigmoid != getattr(model, "multi_label", False):
+        kind = "a multi-label (sigmoid)" if sigmoid else "a single-label (softmax)"
+        return f"backbone reused, new head: the loaded head is {kind} one"
     if type(loaded) is type(model):
         try:
             copy_weights(loaded, model)

@@ -12,10 +12,13 @@ Keras and TensorFlow.
 
 from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
+_MULTI_LABEL = "albert_keras.tasks.multi_label_classification_task"
 _LAZY = {
     "ClassificationConfig": "albert_keras.tasks.classification_task",
     "ClassificationTask": "albert_keras.tasks.classification_task",
     "FinetuningOptions": "albert_keras.tasks.finetuning_options",
+    "MultiLabelClassificationConfig": _MULTI_LABEL,
+    "MultiLabelClassificationTask": _MULTI_LABEL,
     "MultipleChoiceConfig": "albert_keras.tasks.multiple_choice_task",
     "MultipleChoiceTask": "albert_keras.tasks.multiple_choice_task",
     "SquadConfig": "albert_keras.tasks.squad_task",

@@ -123,7 +123,7 @@ class ClassificationTask(Task):
             self.config = dataclasses.replace(self.config, text_fields=fields)
         if training and not self.regression and self.config.labels is None:
             self._set_labels(records)
-        index = _label_index(self.config.labels or [])
+        index = label_index(self.config.labels or [])
         examples = collect_examples(
             records,
             report,
@@ -155,7 +155,7 @@ class ClassificationTask(Task):
         """The label set from the training file, refusing what looks like typos."""
         lines, unusable = {}, []
         for number, r in records:
-            key = _label_key(r["label"])
+            key = label_key(r["label"])
             if key is None:
                 unusable.append(f"{r['label']!r} on line {number}")
             else:
@@ -208,7 +208,7 @@ class ClassificationTask(Task):
                 return "label is not finite"
             label = float(label)
         else:
-            key = _label_key(label)
+            key = label_key(label)
             if key not in index and require_labels:
                 return OUTSIDE
             if key not in index:  # predicted, not scored
@@ -304,7 +304,7 @@ UNSCORED_NOTE = "label outside the label set (predicted, not scored)"
 
 def _check_declared(labels):
     """Refuses a declared label set with a label twice, or fewer than two."""
-    keys = [_label_key(label) for label in labels]
+    keys = [label_key(label) for label in labels]
     twice = sorted({repr(k[1]) for k in keys if keys.count(k) > 1})
     if twice:
         raise ValueError(
@@ -330,12 +330,12 @@ def _number(label):
     return label
 
 
-def _label_index(labels):
+def label_index(labels):
     """{label key: class}: an integer class also matches its digits written
     as a string ("1" in JSON; `--labels 0,1` cannot say "0", "1"), a
     class "1" the integer 1 (a dev file written by another tool), and a
     class "true" / "false" JSON's true / false (`--labels true,false`)."""
-    index = {_label_key(v): i for i, v in enumerate(labels)}
+    index = {label_key(v): i for i, v in enumerate(labels)}
     for i, v in enumerate(labels):
         if isinstance(v, int) and not isinstance(v, bool):
             index.setdefault(("str", str(v)), i)
@@ -346,7 +346,7 @@ def _label_index(labels):
     return index
 
 
-def _label_key(value):
+def label_key(value):
     """(kind, label) of a class label, or None for a value that is none.
 
     A whole float is its integer (`1.0` is class `1`: pandas writes integer

@@ -47,8 +47,11 @@ def data_warnings(task, splits, sequence_length) -> list[str]:
     found += _one_dev_example(task, splits["dev"])
     found += _unread_partner(task, splits["train"])
     found += _unscored_dev(task, splits["dev"])
-    found += _label_warnings(task, splits["dev"], "dev")
-    if not _is_regression(task):
+    if getattr(task, "multi_label", False):
+        found += _multi_label_warnings(task, splits)
+    else:
+        found += _label_warnings(task, splits["dev"], "dev")
+    if not _is_regression(task) and not getattr(task, "multi_label", False):
         found += _label_warnings(task, splits["train"], "training", splits["dev"])[:1]
     found += _tag_warnings(task, splits["dev"])
     return found
@@ -81,6 +84,38 @@ def _tag_warnings(task, dev):
                 "majority_tag baseline."
             )
     return found
+
+
+def _multi_label_warnings(task, splits):
+    """Multi-label: labels no training example has (never learned), and
+    labels on every dev example or on none (their F1 says little)."""
+    labels = task.config.labels
+    found = []
+    for name in ("train", "dev"):
+        data = splits[name]
+        if not data.examples or data.examples[0]["label"] is None:
+            continue
+        counts = np.asarray([e["label"] for e in data.examples]).sum(axis=0)
+        never = [labels[i] for i in np.flatnonzero(counts == 0)]
+        always = [labels[i] for i in np.flatnonzero(counts == len(data.examples))]
+        if never and name == "train":
+            found.append(
+                f"No training example has the label(s) {_some(never)}: the model "
+                "never learns to predict them. Add examples of them, or leave "
+                "them out of --labels."
+            )
+        if always and len(data.examples) > 1:
+            found.append(
+                f"Every {name} example has the label(s) {_some(always)}: "
+                "predicting them always is right there; compare with the "
+                "all_labels and majority_set baselines."
+            )
+    return found
+
+
+def _some(names, most=6):
+    shown = ", ".join(map(repr, names[:most]))
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _cut_warnings(name, data, sequence_length):

@@ -7,7 +7,7 @@ import argparse
 from albert_keras.cli_help import DefaultsHelpFormatter, rate_or_auto
 from albert_keras.training.score_text import score_text
 
-TASKS = ("classify", "pair", "regress", "choice", "squad", "tag")
+TASKS = ("classify", "pair", "regress", "multilabel", "choice", "squad", "tag")
 
 
 def add_parser(subparsers):
@@ -16,7 +16,8 @@ def add_parser(subparsers):
     parser = subparsers.add_parser(
         "finetune",
         formatter_class=DefaultsHelpFormatter,
-        help="fine-tune on a task (classify, pair, regress, choice, squad, tag)",
+        help="fine-tune on a task (classify, pair, regress, multilabel, choice, "
+        "squad, tag)",
         description=(
             "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
             "the task metric on --dev after every epoch; the best epoch is kept "
@@ -33,7 +34,8 @@ def add_parser(subparsers):
         required=True,
         choices=TASKS,
         help="classify: one text -> a class; pair: two texts -> a class; "
-        "regress: one text or a pair -> a number; choice: a context and N "
+        "regress: one text or a pair -> a number; multilabel: one text or a "
+        "pair -> any number of labels; choice: a context and N "
         "options -> the right option; squad: SQuAD JSON, answer spans; tag: "
         "words -> a tag each (NER, POS)",
     )
@@ -68,6 +70,7 @@ def add_parser(subparsers):
     _add_field_arguments(parser)
     _add_training_arguments(parser)
     _add_squad_arguments(parser)
+    _add_multilabel_arguments(parser)
     _add_run_arguments(parser)
     parser.set_defaults(run=run_finetune)
 
@@ -93,7 +96,10 @@ def _add_field_arguments(parser):
     fields.add_argument(
         "--label-field",
         help="the label (default: label); tag: the tags, one per word (default: "
-        "the first of tags, ner_tags, labels, label, pos_tags, pos)",
+        "the first of tags, ner_tags, labels, label, pos_tags, pos); "
+        "multilabel: the labels, a list or a cell of them separated by | ; or "
+        ", (default: labels, label), or several 0/1 columns, one per label: "
+        "toxic,obscene,insult",
     )
     fields.add_argument(
         "--context-field", default="context", help="choice: the context"
@@ -111,7 +117,8 @@ def _add_field_arguments(parser):
     )
     fields.add_argument(
         "--labels",
-        help="classify/pair/tag: the label set in class order, separated by commas "
+        help="classify/pair/multilabel/tag: the label set in class order, "
+        "separated by commas "
         "(integers are read as numbers), e.g. 0,1 or negative,positive; "
         "records with another label are skipped and reported (default: the "
         "training file's labels, refusing mixed types and stray rare ones)",
@@ -215,6 +222,16 @@ def _add_squad_arguments(parser):
     )
 
 
+def _add_multilabel_arguments(parser):
+    group = parser.add_argument_group("multilabel")
+    group.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="a label is predicted where its probability (sigmoid) is above this",
+    )
+
+
 def _add_run_arguments(parser):
     parser.add_argument(
         "--mixed-precision", action="store_true", help="mixed bfloat16 (GPU/TPU)"
@@ -268,6 +285,11 @@ def _task(args):
         fields.update(words_field=args.text_field, tags_field=args.label_field)
         if labels:
             fields["labels"] = labels
+    elif args.task == "multilabel":
+        fields.update(label_fields=args.label_field or (), threshold=args.threshold)
+        fields.update({"text_fields": _text_fields(args)} if args.text_field else {})
+        if labels:
+            fields["labels"] = labels
     else:
         fields["label_field"] = args.label_field or "label"
         text_fields = _text_fields(args)
@@ -278,18 +300,19 @@ def _task(args):
     return task_from_name(args.task, **fields)
 
 
+# The tasks of one text or a pair (--text-field, --text-pair-field).
+_TEXT_TASKS = ("classify", "pair", "regress", "multilabel")
+
+
 def _check_unused_flags(args):
     """Refuses flags the --task does not read (they were silently ignored)."""
     unused = [
         flag
         for flag, value, tasks in (
-            ("--labels", args.labels, ("classify", "pair", "tag")),
-            ("--text-field", args.text_field, ("classify", "pair", "regress", "tag")),
-            (
-                "--text-pair-field",
-                args.text_pair_field,
-                ("pair", "classify", "regress"),
-            ),
+            ("--labels", args.labels, ("classify", "pair", "multilabel", "tag")),
+            ("--text-field", args.text_field, (*_TEXT_TASKS, "tag")),
+            ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
+            ("--threshold", args.threshold != 0.5, ("multilabel",)),
         )
         if value and args.task not in tasks
     ]
@@ -300,7 +323,7 @@ def _check_unused_flags(args):
             "--options-field and --label-field",
             "squad": "SQuAD JSON names its own fields",
             "tag": "name the words with --text-field and the tags with --label-field",
-        }[args.task]
+        }.get(args.task, "--threshold sets where --task multilabel predicts a label")
         raise ValueError(
             f"--task {args.task} does not read {' or '.join(unused)}: {hint}."
         )

@@ -23,7 +23,7 @@ NEAR_MISS_FACTOR = 5
 _KIND_NAMES = {"str": "strings", "int": "numbers", "bool": "booleans"}
 
 
-def check_label_lines(lines: dict) -> None:
+def check_label_lines(lines: dict, rare_classes=True) -> None:
     """Refuses mixed label types (`1` and `"1"`) and stray rare labels.
 
     A label seen at most `RARE_CLASS` times is refused as a typo when it is a
@@ -32,6 +32,9 @@ def check_label_lines(lines: dict) -> None:
 
     Args:
         lines: {(type name, label): [line numbers]} of the training file.
+        rare_classes: refuse rare labels beside a common one; False where a
+            long tail of rare labels is normal (multi-label sets), which
+            still refuses near-misses and case variants.
 
     Example:
     >>> check_label_lines({("int", 1): [1], ("str", "1"): [2]})
@@ -67,7 +70,7 @@ def check_label_lines(lines: dict) -> None:
     _check_case_variants(counts)
     most = max((len(ns) for ns in counts.values()), default=0)
     rare = {label: ns for label, ns in counts.items() if len(ns) <= RARE_CLASS}
-    if rare and most >= COMMON_CLASS:
+    if rare and most >= COMMON_CLASS and rare_classes:
         where = "; ".join(
             f"{label!r} on line(s) {', '.join(map(str, ns))}"
             for label, ns in rare.items()

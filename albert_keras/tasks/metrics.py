@@ -69,3 +69,34 @@ def _ranks(x):
 
 def spearman(x, y) -> float:
     return pearson(_ranks(x), _ranks(y))
+
+
+def multi_label_scores(gold, predicted) -> dict:
+    """Multi-label scores of 0/1 arrays [examples, labels].
+
+    `micro_f1`: F1 of every (example, label) decision pooled; `macro_f1`:
+    the mean of each label's F1 over the labels that are true or predicted
+    somewhere; `exact_match`: the share of examples whose whole label set is
+    right (scikit-learn's subset accuracy); `label_accuracy`: the share of
+    right decisions (1 - Hamming loss).
+
+    Example:
+    >>> scores = multi_label_scores([[1, 0], [1, 1]], [[1, 0], [0, 1]])
+    >>> scores["micro_f1"], scores["exact_match"], scores["label_accuracy"]
+    (0.8, 0.5, 0.75)
+    """
+    gold = np.asarray(gold, bool).reshape(len(gold), -1)
+    predicted = np.asarray(predicted, bool).reshape(gold.shape)
+    tp = (gold & predicted).sum(axis=0)
+    wrong = (gold ^ predicted).sum(axis=0)  # false positives + false negatives
+    present = (gold | predicted).any(axis=0)
+    per_label = np.where(present, 2 * tp / np.maximum(2 * tp + wrong, 1), 0.0)
+    pooled = 2 * tp.sum() + wrong.sum()
+    return {
+        "micro_f1": float(2 * tp.sum() / pooled) if tp.sum() else 0.0,
+        "macro_f1": float(per_label[present].mean()) if present.any() else 0.0,
+        "exact_match": float(np.mean((gold == predicted).all(axis=1)))
+        if len(gold)
+        else 0.0,
+        "label_accuracy": float(np.mean(gold == predicted)) if gold.size else 0.0,
+    }

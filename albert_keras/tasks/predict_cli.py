@@ -61,9 +61,10 @@ def add_parser(subparsers):
 
 # What `predict --X-field` maps to in the task's config.
 FIELD_FLAGS = {
-    "text_field": "classify/pair/regress: the text; tag: the words",
+    "text_field": "classify/pair/regress/multilabel: the text; tag: the words",
     "text_pair_field": "pair: the second text",
-    "label_field": "the label, or tag: the tags (optional: scored where present)",
+    "label_field": "the label; tag: the tags; multilabel: the labels, or "
+    "their 0/1 columns a,b,c (optional: scored where present)",
     "context_field": "choice: the context",
     "question_field": "choice: the question",
     "options_field": "choice: the options (a list, or columns A,B,C)",

@@ -141,7 +141,10 @@ def _task_of(model, settings, sequence_length, fields):
                 f"{name} is not a fine-tuned task model ({', '.join(_MODEL_TASKS)})."
             )
         task_name, made = _MODEL_TASKS[name]
-        if name == "AlbertClassifier":
+        if name == "AlbertClassifier" and model.multi_label:  # logit i: label i
+            task_name = "multilabel"
+            made = {"labels": list(range(model.num_classes))}
+        elif name == "AlbertClassifier":
             made = {"num_classes": model.num_classes, "pairs": None}
             if model.num_classes > 1:  # class i is label i
                 made["labels"] = list(range(model.num_classes))

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from albert_keras.tasks.classification_task import ClassificationTask
+from albert_keras.tasks.multi_label_classification_task import (
+    MultiLabelClassificationTask,
+)
 from albert_keras.tasks.multiple_choice_task import MultipleChoiceTask
 from albert_keras.tasks.squad_task import SquadTask
 from albert_keras.tasks.task import Task
 from albert_keras.tasks.token_classification_task import TokenClassificationTask
 
-_CLASSES = (ClassificationTask, MultipleChoiceTask, SquadTask, TokenClassificationTask)
+_CLASSES = (
+    ClassificationTask,
+    MultiLabelClassificationTask,
+    MultipleChoiceTask,
+    SquadTask,
+    TokenClassificationTask,
+)
 TASK_CLASSES = {cls.__name__: cls for cls in _CLASSES}
 
 # The task names of `albert-keras finetune --task`: a class and its settings.
@@ -16,6 +25,7 @@ TASK_NAMES = {
     "classify": (ClassificationTask, {"pairs": False}),
     "pair": (ClassificationTask, {"pairs": True}),
     "regress": (ClassificationTask, {"num_classes": 1, "pairs": None}),
+    "multilabel": (MultiLabelClassificationTask, {}),
     "choice": (MultipleChoiceTask, {}),
     "squad": (SquadTask, {}),
     "tag": (TokenClassificationTask, {}),

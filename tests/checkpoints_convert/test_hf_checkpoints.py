@@ -361,3 +361,53 @@ def test_transformers_outputs(architecture, model_name, extra, act, tmp_path):
         getattr(transformers, architecture).from_pretrained(tmp_path / "ours").eval()
     )
     assert compare(again) < 1e-5
+
+
+def test_multi_label_classifiers_both_ways(tmp_path):
+    """transformers' `problem_type="multi_label_classification"` is our
+    `multi_label`: read and written, the logits equal, and its loss (PyTorch's
+    BCEWithLogits) equals the multi-label task's Keras loss."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not a test dependency")
+    transformers = pytest.importorskip("transformers")
+    from albert_keras.tasks import MultiLabelClassificationTask
+
+    hf_config = transformers.AlbertConfig(
+        **TINY,
+        num_labels=4,
+        problem_type="multi_label_classification",
+        classifier_dropout_prob=0.0,
+    )
+    torch.manual_seed(3)
+    theirs = transformers.AlbertForSequenceClassification(hf_config).eval()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.normal_(0.0, 0.3)
+    theirs.save_pretrained(tmp_path / "hf")
+    ours = load_official_checkpoint(str(tmp_path / "hf"), model="classifier")
+    assert ours.multi_label and ours.num_classes == 4
+    x = _inputs()
+    labels = np.random.default_rng(0).integers(0, 2, (3, 4)).astype("float32")
+    feed = {
+        "input_ids": torch.tensor(x["token_ids"].astype("int64")),
+        "attention_mask": torch.tensor(x["padding_mask"].astype("int64")),
+        "token_type_ids": torch.tensor(x["segment_ids"].astype("int64")),
+    }
+    with torch.no_grad():
+        out = theirs(**feed, labels=torch.tensor(labels))
+    logits = ours(x)["logits"]
+    assert max_abs_diff(logits, out.logits.numpy()) < 1e-5
+    loss = MultiLabelClassificationTask().losses()[0]["logits"](labels, logits)
+    assert abs(float(loss) - float(out.loss)) < 1e-6
+    save_hf_checkpoint(ours, tmp_path / "ours", labels=["a", "b", "c", "d"])
+    again = transformers.AlbertForSequenceClassification.from_pretrained(
+        tmp_path / "ours"
+    ).eval()
+    assert again.config.problem_type == "multi_label_classification"
+    with torch.no_grad():
+        assert max_abs_diff(logits, again(**feed).logits.numpy()) < 1e-5
+    single = AlbertClassifier(AlbertBackbone(TINY), num_classes=4)
+    save_hf_checkpoint(single, tmp_path / "single")
+    config = json.loads((tmp_path / "single" / "config.json").read_text())
+    assert "problem_type" not in config
+    back = load_official_checkpoint(str(tmp_path / "single"), "classifier")
+    assert not back.multi_label

@@ -384,3 +384,16 @@ def test_save_to_preset_warns_of_the_heads_it_leaves_out(tmp_path):
         warnings.simplefilter("always")  # a backbone keeps everything: no word
         AlbertBackbone(TINY).save_to_preset(str(tmp_path / "backbone"))
     assert not [w for w in caught if "keras-hub preset" in str(w.message)]
+
+
+def test_a_multi_label_classifier_is_keras_hubs_sigmoid_classifier(tmp_path):
+    backbone = AlbertBackbone(TINY)
+    ours = _randomized(AlbertClassifier(backbone, num_classes=3, multi_label=True))
+    folder = ours.save_to_preset(str(tmp_path / "ours"))
+    theirs = keras_hub.models.TextClassifier.from_preset(folder)
+    x = _inputs()
+    logits = np.asarray(ours(x)["logits"], "float64")
+    assert max_abs_diff(theirs(x), 1 / (1 + np.exp(-logits))) < TOLERANCE
+    back = AlbertClassifier.from_preset(folder)
+    assert back.multi_label
+    assert max_abs_diff(back(x)["logits"], logits) == 0

@@ -1,0 +1,402 @@
+"""`MultiLabelClassificationTask`: texts -> any number of labels each (topics, tags)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+
+import keras
+import numpy as np
+
+from albert_keras.tasks.classification_task import (
+    OUTSIDE,
+    UNSCORED,
+    UNSCORED_NOTE,
+    label_index,
+    label_key,
+)
+from albert_keras.tasks.jsonl_records import (
+    check_kept,
+    check_text,
+    collect_examples,
+    find_text_fields,
+    read_records,
+)
+from albert_keras.tasks.label_checks import check_label_lines
+from albert_keras.tasks.task import Task, write_labels_json
+from albert_keras.tasks.task_data import TaskData
+
+# The record keys looked for when `label_fields` is not given, in this order.
+LABEL_KEYS = ("labels", "label")
+NO_LABELS = "no labels (an example with none: [])"
+_FIELD_FLAGS = (
+    "Name the text with --text-field (a pair: and --text-pair-field) and the "
+    "labels with --label-field (several 0/1 columns: --label-field a,b,c)"
+)
+# Between the labels of a CSV/TSV cell (or a string), the first of these found.
+SEPARATORS = ("|", ";", ",")
+
+
+@dataclasses.dataclass
+class MultiLabelClassificationConfig:
+    """Settings of a `MultiLabelClassificationTask`.
+
+    Args:
+        labels: the label set in logit order; None = the training file's
+            labels, sorted (or the columns of `label_fields`). Integer labels
+            index a declared list of names (a transformers dataset's ids).
+        text_fields: the record key of the text, or the two keys of a pair;
+            () = found in the training file (`SINGLE_KEYS`, `PAIR_KEYS`).
+        pairs: with `text_fields` (), look for a pair (True), a single text
+            (False) or whichever the first record has (None).
+        sequence_length: packed length; longer texts are cut.
+        label_fields: one key holding each record's labels (a list, or a
+            string of them separated by `|`, `;` or `,`), or several keys
+            each holding 0 or 1 for the label it names (the Jigsaw layout:
+            `toxic,obscene,insult`); () = the first of `LABEL_KEYS`.
+        threshold: a label is predicted where its sigmoid is above this.
+    """
+
+    labels: list | None = None
+    text_fields: tuple = ()
+    pairs: bool | None = None
+    sequence_length: int = 128
+    label_fields: tuple = ()
+    threshold: float = 0.5
+
+    def __post_init__(self):
+        for name in ("text_fields", "label_fields"):
+            value = getattr(self, name)
+            if isinstance(value, str):  # "a,b": several keys, not letters
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            setattr(self, name, tuple(value))
+        if len(self.text_fields) > 2:
+            raise ValueError(
+                "`text_fields` names one text or the two texts of a pair. "
+                f"Received: {self.text_fields}"
+            )
+        t = self.threshold
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1:
+            raise ValueError(
+                "`threshold` (--threshold) is the probability above which a "
+                f"label is predicted, between 0 and 1. Received: {t!r}"
+            )
+        if self.labels is not None:
+            self.labels = list(self.labels)
+            keys = [label_key(x) for x in self.labels]
+            if None in keys or len(set(keys)) < len(keys) or len(keys) < 2:
+                raise ValueError(
+                    "The label set must list 2 or more labels (names or "
+                    "integers), each once (--labels sports,politics; "
+                    f"labels=[...]). Received: {self.labels}"
+                )
+        if len(self.label_fields) > 1:
+            if self.labels is not None and self.labels != list(self.label_fields):
+                raise ValueError(
+                    f"The labels of 0/1 columns are their names "
+                    f"{list(self.label_fields)}; --labels {self.labels} would "
+                    "name them otherwise. Leave out --labels, or rename the "
+                    "columns."
+                )
+            self.labels = list(self.label_fields)
+
+
+class MultiLabelClassificationTask(Task):
+    """Multi-label classification: each text (or pair) has any set of labels.
+
+    Records (JSON Lines, or CSV/TSV rows with a header): a text (`text`,
+    ...) or a pair, and its labels: a list (`"labels": ["sports",
+    "politics"]`, `[]` for none), a cell of them separated by `|`, `;` or
+    `,` (or a JSON list), or one 0/1 column per label (`label_fields`). The
+    model is `AlbertClassifier(multi_label=True)`: a sigmoid per label,
+    binary cross-entropy averaged over labels and examples (transformers'
+    `multi_label_classification`). The dev metric is micro F1 (also macro
+    F1, exact match and label accuracy) at `threshold`; the baselines
+    always answer the training set's commonest label set, or every label.
+
+    Example:
+    >>> task = MultiLabelClassificationTask()
+    >>> data = task.read([{"text": "Rain and goals.", "labels": ["weather", "sport"]},
+    ...                   {"text": "A quiet day.", "labels": []}], training=True)
+    >>> task.config.labels, [e["label"] for e in data.examples]
+    (['sport', 'weather'], [[1.0, 1.0], [0.0, 0.0]])
+    """
+
+    config_class = MultiLabelClassificationConfig
+    monitor = "micro_f1"
+    multi_label = True
+
+    @classmethod
+    def config_fields(cls, fields):
+        """The CLI's `label_field` ("a" or "a,b,c") as `label_fields`."""
+        fields = dict(fields)
+        if "label_field" in fields:
+            fields["label_fields"] = fields.pop("label_field") or ()
+        return fields
+
+    def read(self, source, training=False, require_labels=True):
+        records, report = self._records(source)
+        check_kept(report, records, _FIELD_FLAGS)
+        if not self.config.text_fields:
+            fields = find_text_fields(records, self.config.pairs, report)
+            self.config = dataclasses.replace(self.config, text_fields=fields)
+        if training and self.config.labels is None:
+            self._set_labels(records)
+        index = _index(self.config.labels or [])
+        examples = collect_examples(
+            records,
+            report,
+            lambda record: self._example(record, index, require_labels),
+            _hint(self.config),
+        )
+        for example in examples:
+            if UNSCORED in example:
+                report.note(example["line"], UNSCORED_NOTE)
+        return TaskData(examples, report)
+
+    def _records(self, source):
+        """`read_records` with the labels' key, the first of `LABEL_KEYS`
+        the file has where `label_fields` names none."""
+        fields = self.config.label_fields
+        key = fields[0] if fields else LABEL_KEYS[0]
+        records, report = read_records(source, False, key)
+        if not fields:
+            found = next((k for k in LABEL_KEYS if k in report.fields), None)
+            if found not in (None, key):  # the first pass mapped another key
+                records, report = read_records(source, False, found)
+            if found:
+                self.config = dataclasses.replace(self.config, label_fields=(found,))
+        return records, report
+
+    def _set_labels(self, records):
+        """The label set of the training file, refusing what looks like typos."""
+        lines = collections.defaultdict(list)
+        for number, record in records:
+            names = self._names(record)
+            for key in map(label_key, names if isinstance(names, list) else []):
+                if key is not None:
+                    lines[key].append(number)
+        check_label_lines(dict(lines), rare_classes=False)
+        labels = [key[1] for key in sorted(lines)]
+        if len(labels) < 2:
+            raise ValueError(
+                f"The training file has {len(labels)} distinct label(s) {labels} "
+                f"in {self.config.label_fields or LABEL_KEYS}: multi-label "
+                "classification needs 2 or more. Name the labels' field with "
+                "--label-field, or declare the label set with --labels; for "
+                "one label that is true or not, use --task classify."
+            )
+        self.config = dataclasses.replace(self.config, labels=labels)
+
+    def _names(self, record):
+        """The record's labels as a list, None for none given, or the reason
+        they cannot be read."""
+        fields = self.config.label_fields
+        if len(fields) < 2:
+            return split_labels(record["label"])
+        values = [record["label"], *(record.get(f) for f in fields[1:])]
+        if all(_blank(v) for v in values):
+            return None
+        names = []
+        for field, value in zip(fields, values, strict=True):
+            flag = _flag(value)
+            if flag is None:
+                return f"{field} is {value!r}, not 0 or 1"
+            if flag:
+                names.append(field)
+        return names
+
+    def _example(self, record, index, require_labels):
+        """{"text_a", "text_b", "label": multi-hot} or the reason to skip."""
+        fields = self.config.text_fields
+        missing = [f for f in fields if f not in record]
+        if missing:
+            return f"no {' / '.join(missing)}"
+        texts = [record[f] for f in fields] + [None]
+        problem = check_text(texts[0]) or check_text(texts[1], optional=True)
+        if problem:
+            return problem
+        example = {"text_a": texts[0], "text_b": texts[1], "label": None}
+        names = self._names(record)
+        if isinstance(names, str):
+            return names if require_labels else example
+        if names is None:
+            return NO_LABELS if require_labels else example
+        classes = [index.get(label_key(name)) for name in names]
+        if None in classes:
+            if require_labels:
+                return OUTSIDE
+            return dict(example, **{UNSCORED: names})
+        hot = np.zeros(len(self.config.labels), "float32")
+        hot[classes] = 1.0
+        return dict(example, label=hot.tolist())
+
+    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+        from albert_keras.tasks.task_datasets import text_dataset
+
+        none = [0.0] * len(self.config.labels)
+        rows = [
+            dict(e, label=none if e["label"] is None else e["label"])
+            for e in data.examples
+        ]
+        return text_dataset(
+            rows,
+            tokenizer,
+            self.config.sequence_length,
+            batch_size,
+            training,
+            seed,
+            data.report,
+            regression=True,  # float32 labels: the multi-hot rows
+            epochs=epochs,
+        )
+
+    def build_model(self, backbone):
+        from albert_keras.models import AlbertClassifier
+
+        n = len(self.config.labels)
+        return AlbertClassifier(backbone, num_classes=n, multi_label=True)
+
+    def losses(self):
+        return {"logits": keras.losses.BinaryCrossentropy(from_logits=True)}, None
+
+    def decide(self, logits) -> np.ndarray:
+        """The predicted labels (bool [examples, labels]) of `logits`."""
+        return sigmoid(logits) > self.config.threshold
+
+    def metrics(self, labels, logits):
+        from albert_keras.tasks.metrics import multi_label_scores
+
+        return multi_label_scores(np.asarray(labels) > 0.5, self.decide(logits))
+
+    def baselines(self, train, dev):
+        """Always the training set's commonest label set; always every label."""
+        from albert_keras.tasks.metrics import multi_label_scores
+
+        gold = dev.labels().reshape(len(dev.examples), -1) > 0.5
+        sets = collections.Counter(tuple(e["label"]) for e in train.examples)
+        common = np.asarray(sets.most_common(1)[0][0]) > 0.5
+        return {
+            "majority_set": multi_label_scores(gold, np.tile(common, (len(gold), 1))),
+            "all_labels": multi_label_scores(gold, np.ones_like(gold)),
+        }
+
+    def text_model(self, model, tokenizer, best=None):
+        from albert_keras.models import AlbertTextModel
+
+        c = self.config
+        pairs = bool(c.pairs) or len(c.text_fields) == 2
+        return AlbertTextModel(model, tokenizer, c.sequence_length, pairs=pairs)
+
+    def write_serving_extras(self, folder):
+        """`assets.extra/labels.json` (the label of each logit, in order) and
+        `multi_label.json` (a sigmoid per logit, and the threshold)."""
+        import os
+
+        from albert_keras.atomic_files import write_json
+
+        write_labels_json(folder, self.config.labels)
+        path = os.path.join(folder, "assets.extra", "multi_label.json")
+        write_json(path, {"activation": "sigmoid", "threshold": self.config.threshold})
+
+    def scored(self, data):
+        return [i for i, e in enumerate(data.examples) if e["label"] is not None]
+
+    def prediction(self, logits):
+        probabilities = sigmoid(logits)
+        labels = self.config.labels
+        return {
+            "labels": [
+                x
+                for x, p in zip(labels, probabilities, strict=True)
+                if p > self.config.threshold
+            ],
+            "probabilities": {
+                str(name): round(float(p), 6)
+                for name, p in zip(labels, probabilities, strict=True)
+            },
+        }
+
+
+def sigmoid(logits) -> np.ndarray:
+    """Element-wise sigmoid in float64, without overflow warnings."""
+    logits = np.asarray(logits, "float64")
+    e = np.exp(-np.abs(logits))
+    return np.where(logits >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def split_labels(value):
+    """A record's labels as a list: a list as it is, a JSON list or a string
+    split at the first of `SEPARATORS` it holds, one id or name alone; None
+    for none given; the reason for a value that holds no labels.
+
+    Example:
+    >>> split_labels("sports|politics"), split_labels('["a b"]'), split_labels(3)
+    (['sports', 'politics'], ['a b'], [3])
+    """
+    if _blank(value):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                return "labels are not a JSON list"
+        else:
+            sep = next((s for s in SEPARATORS if s in text), None)
+            value = [x.strip() for x in text.split(sep)] if sep else [text]
+            value = [int(x) if x.lstrip("-").isdigit() else x for x in value if x]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list):
+        return "labels are not a list"
+    if not all(label_key(x) is not None and not isinstance(x, bool) for x in value):
+        return "a label is not a name or an integer"
+    return value
+
+
+def _blank(value):
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _flag(value):
+    """A 0/1 column's value as True / False, None for anything else."""
+    if isinstance(value, str):
+        value = value.strip().lower()
+        value = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "true": 1, "false": 0}.get(value)
+    if isinstance(value, (bool, int, float)) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _index(labels):
+    """{label key: logit}: `label_index`, and for a list of names their
+    integer ids (a transformers dataset's `labels: [3, 27]`)."""
+    index = label_index(labels)
+    if labels and all(isinstance(x, str) for x in labels):
+        for i in range(len(labels)):
+            index.setdefault(("int", i), i)
+    return index
+
+
+def _hint(config):
+    """What to fix when no record is usable: the label set, or the fields."""
+
+    def hint(report):
+        if report.skipped.get(OUTSIDE, 0) < report.num_skipped / 2:
+            return _FIELD_FLAGS
+        if config.labels is None:
+            return (
+                "The task has no label set yet: read the training file first "
+                "(task.read(train, training=True)), or give the labels (--labels)"
+            )
+        return (
+            f"Most labels are outside the label set {config.labels}: declare "
+            "the file's labels with --labels (labels=[...] in Python)"
+        )
+
+    return hint
