@@ -60,3 +60,25 @@ def rate_or_auto(text: str) -> float | None:
             f"{text!r} is not a rate: give a number >= 0 (such as 2e-4) or auto"
         )
     return value
+
+
+def probability_or_auto(text: str) -> float | None:
+    """An argparse type: a number strictly between 0 and 1, or "auto" (None).
+
+    Example:
+
+    >>> probability_or_auto("0.3"), probability_or_auto("auto")
+    (0.3, None)
+    """
+    if text == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a threshold: give a probability between 0 and 1 "
+            "(such as 0.5) or auto"
+        )
+    return value

@@ -108,7 +108,7 @@ def _multi_label_warnings(task, splits):
             found.append(
                 f"Every {name} example has the label(s) {_some(always)}: "
                 "predicting them always is right there; compare with the "
-                "all_labels and majority_set baselines."
+                "label_frequencies and majority_set baselines."
             )
     return found
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras.cli_help import DefaultsHelpFormatter, rate_or_auto
+from albert_keras.cli_help import (
+    DefaultsHelpFormatter,
+    probability_or_auto,
+    rate_or_auto,
+)
 from albert_keras.training.score_text import score_text
 
 TASKS = ("classify", "pair", "regress", "multilabel", "choice", "squad", "tag")
@@ -226,9 +230,12 @@ def _add_multilabel_arguments(parser):
     group = parser.add_argument_group("multilabel")
     group.add_argument(
         "--threshold",
-        type=float,
-        default=0.5,
-        help="a label is predicted where its probability (sigmoid) is above this",
+        type=probability_or_auto,
+        default="auto",
+        help="a label is predicted where its probability (sigmoid) is above "
+        "this; auto: the one of 0.05, 0.10, ... 0.95 with the best dev micro F1, "
+        "chosen after every epoch (the best epoch's is exported and used by "
+        "predict)",
     )
 
 
@@ -312,7 +319,7 @@ def _check_unused_flags(args):
             ("--labels", args.labels, ("classify", "pair", "multilabel", "tag")),
             ("--text-field", args.text_field, (*_TEXT_TASKS, "tag")),
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
-            ("--threshold", args.threshold != 0.5, ("multilabel",)),
+            ("--threshold", args.threshold is not None, ("multilabel",)),
         )
         if value and args.task not in tasks
     ]

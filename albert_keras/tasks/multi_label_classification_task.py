@@ -34,6 +34,8 @@ _FIELD_FLAGS = (
     "Name the text with --text-field (a pair: and --text-pair-field) and the "
     "labels with --label-field (several 0/1 columns: --label-field a,b,c)"
 )
+# The thresholds a run without one chooses from on dev (0.05, 0.10, ... 0.95).
+THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
 # Between the labels of a CSV/TSV cell (or a string), the first of these found.
 SEPARATORS = ("|", ";", ",")
 
@@ -55,7 +57,10 @@ class MultiLabelClassificationConfig:
             string of them separated by `|`, `;` or `,`), or several keys
             each holding 0 or 1 for the label it names (the Jigsaw layout:
             `toxic,obscene,insult`); () = the first of `LABEL_KEYS`.
-        threshold: a label is predicted where its sigmoid is above this.
+        threshold: a label is predicted where its sigmoid is above this;
+            None = chosen on dev after every epoch: the one of `THRESHOLDS`
+            with the best micro F1 (as SQuAD 2.0's no-answer threshold),
+            which the best epoch's export and `predict` then apply.
     """
 
     labels: list | None = None
@@ -63,7 +68,7 @@ class MultiLabelClassificationConfig:
     pairs: bool | None = None
     sequence_length: int = 128
     label_fields: tuple = ()
-    threshold: float = 0.5
+    threshold: float | None = None
 
     def __post_init__(self):
         for name in ("text_fields", "label_fields"):
@@ -77,10 +82,13 @@ class MultiLabelClassificationConfig:
                 f"Received: {self.text_fields}"
             )
         t = self.threshold
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1:
+        if t is not None and (
+            isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1
+        ):
             raise ValueError(
                 "`threshold` (--threshold) is the probability above which a "
-                f"label is predicted, between 0 and 1. Received: {t!r}"
+                "label is predicted, between 0 and 1 (or None, --threshold "
+                f"auto: chosen on dev). Received: {t!r}"
             )
         if self.labels is not None:
             self.labels = list(self.labels)
@@ -112,8 +120,9 @@ class MultiLabelClassificationTask(Task):
     model is `AlbertClassifier(multi_label=True)`: a sigmoid per label,
     binary cross-entropy averaged over labels and examples (transformers'
     `multi_label_classification`). The dev metric is micro F1 (also macro
-    F1, exact match and label accuracy) at `threshold`; the baselines
-    always answer the training set's commonest label set, or every label.
+    F1, exact match and label accuracy) at `threshold`, or at the one chosen
+    on dev; the baselines always answer the training set's commonest label
+    set, or the labels frequent in training.
 
     Example:
     >>> task = MultiLabelClassificationTask()
@@ -261,25 +270,47 @@ class MultiLabelClassificationTask(Task):
     def losses(self):
         return {"logits": keras.losses.BinaryCrossentropy(from_logits=True)}, None
 
-    def decide(self, logits) -> np.ndarray:
-        """The predicted labels (bool [examples, labels]) of `logits`."""
-        return sigmoid(logits) > self.config.threshold
+    def threshold(self) -> float:
+        """The threshold applied: the config's, else the one chosen on dev for
+        the best epoch (`result`, the run's metrics.json), else 0.5."""
+        if self.config.threshold is not None:
+            return float(self.config.threshold)
+        best = (self.result or {}).get("best") or {}
+        return float(best.get("threshold", 0.5))
+
+    def scores(self, model, data, dataset):
+        """The dev scores; without a config threshold, at the threshold of
+        `THRESHOLDS` with the best micro F1 (ties: the one nearest 0.5),
+        reported as `threshold`."""
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"])
+        if self.config.threshold is not None:
+            return self.metrics(data.labels(), logits)
+        scores, best = best_threshold(data.labels() > 0.5, sigmoid(logits))
+        return dict(scores, threshold=best)
 
     def metrics(self, labels, logits):
+        """The scores of `logits` at the applied `threshold()`."""
         from albert_keras.tasks.metrics import multi_label_scores
 
-        return multi_label_scores(np.asarray(labels) > 0.5, self.decide(logits))
+        decided = sigmoid(logits) > self.threshold()
+        return multi_label_scores(np.asarray(labels) > 0.5, decided)
 
     def baselines(self, train, dev):
-        """Always the training set's commonest label set; always every label."""
+        """Always the training set's commonest label set; and each label's
+        training frequency as its probability, thresholded as the model's
+        (without a config threshold, at the best of `THRESHOLDS` on dev)."""
         from albert_keras.tasks.metrics import multi_label_scores
 
         gold = dev.labels().reshape(len(dev.examples), -1) > 0.5
         sets = collections.Counter(tuple(e["label"]) for e in train.examples)
         common = np.asarray(sets.most_common(1)[0][0]) > 0.5
+        frequencies = train.labels().reshape(len(train.examples), -1).mean(axis=0)
+        constant = np.tile(frequencies, (len(gold), 1))
+        thresholds = THRESHOLDS if self.config.threshold is None else [self.threshold()]
+        by_frequency, _ = best_threshold(gold, constant, thresholds)
         return {
             "majority_set": multi_label_scores(gold, np.tile(common, (len(gold), 1))),
-            "all_labels": multi_label_scores(gold, np.ones_like(gold)),
+            "label_frequencies": by_frequency,
         }
 
     def text_model(self, model, tokenizer, best=None):
@@ -298,7 +329,7 @@ class MultiLabelClassificationTask(Task):
 
         write_labels_json(folder, self.config.labels)
         path = os.path.join(folder, "assets.extra", "multi_label.json")
-        write_json(path, {"activation": "sigmoid", "threshold": self.config.threshold})
+        write_json(path, {"activation": "sigmoid", "threshold": self.threshold()})
 
     def scored(self, data):
         return [i for i, e in enumerate(data.examples) if e["label"] is not None]
@@ -310,13 +341,22 @@ class MultiLabelClassificationTask(Task):
             "labels": [
                 x
                 for x, p in zip(labels, probabilities, strict=True)
-                if p > self.config.threshold
+                if p > self.threshold()
             ],
             "probabilities": {
                 str(name): round(float(p), 6)
                 for name, p in zip(labels, probabilities, strict=True)
             },
         }
+
+
+def best_threshold(gold, probabilities, thresholds=THRESHOLDS):
+    """(scores, threshold): the threshold of `thresholds` whose decisions
+    have the best micro F1 against `gold` (ties: the one nearest 0.5)."""
+    from albert_keras.tasks.metrics import multi_label_scores
+
+    tried = [(multi_label_scores(gold, probabilities > t), t) for t in thresholds]
+    return max(tried, key=lambda x: (x[0]["micro_f1"], -abs(x[1] - 0.5)))
 
 
 def sigmoid(logits) -> np.ndarray:

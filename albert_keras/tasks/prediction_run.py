@@ -280,6 +280,7 @@ def run_prediction(
     _check_vocabulary(loaded, tokenizer, vocab)
     if null_threshold is None:
         null_threshold = record.get("best", {}).get("best_f1_thresh", math.inf)
+    task.result = record  # the run's metrics.json: what it chose on dev
     data = task.read(input, require_labels=False).subset(max_examples, seed)
     batches = task.dataset(
         data, tokenizer, batch_size or settings.get("batch_size", 32)

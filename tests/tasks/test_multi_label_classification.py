@@ -149,6 +149,13 @@ def test_predictions_baselines_and_metrics_by_hand():
     baselines = task.baselines(train, dev)
     # The commonest set {a}, twice: one hit, a false positive and a miss.
     assert baselines["majority_set"]["micro_f1"] == pytest.approx(2 / (2 + 2))
-    assert baselines["all_labels"]["micro_f1"] == pytest.approx(2 * 2 / (2 * 2 + 4))
+    # Frequencies a 0.75, b 0.25, c 0.25: above 0.6, {a} again.
+    assert baselines["label_frequencies"] == baselines["majority_set"]
+    tuned = MultiLabelClassificationTask(labels=["a", "b", "c"])
+    # Chosen on dev: above 0.05 to 0.20 every label (2 hits, 4 false
+    # positives: F1 0.5); above 0.25 to 0.70, {a} (F1 0.5); the tie goes to
+    # the threshold nearest 0.5, whose answer is {a}.
+    chosen = tuned.baselines(train, dev)["label_frequencies"]
+    assert chosen["micro_f1"] == pytest.approx(0.5)
     logits = np.array([[1.0, 1.0, -1.0], [-1.0, -1.0, 2.0]])
     assert task.metrics(dev.labels(), logits)["exact_match"] == 0.5
