@@ -2,13 +2,32 @@
 
 import json
 
+import keras
 import numpy as np
 import pytest
+import tensorflow as tf
+from albert_test_case import TINY_FINETUNING, max_abs_diff, task_file
 from sklearn import metrics as sk
 
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.cli import main
+from albert_keras.models.weight_copy import reuse_task_head
+from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import MultiLabelClassificationTask, Task
+from albert_keras.tasks.data_warnings import data_warnings
 from albert_keras.tasks.metrics import multi_label_scores
-from albert_keras.tasks.multi_label_classification_task import NO_LABELS, split_labels
+from albert_keras.tasks.multi_label_classification_task import (
+    NO_LABELS,
+    sigmoid,
+    split_labels,
+)
+from albert_keras.tokenizers import AlbertTokenizer
+
+TRAIN, DEV = (
+    task_file("foldoc_topics", "train.jsonl"),
+    task_file("foldoc_topics", "dev.jsonl"),
+)
+TOKENIZER = AlbertTokenizer(SPM_MODEL_PATH)
 
 TEXTS = ["Rain stops play.", "Markets fall.", "A quiet day.", "Goals and taxes."]
 SETS = [["sport", "weather"], ["money"], [], ["money", "sport"]]
@@ -159,3 +178,101 @@ def test_predictions_baselines_and_metrics_by_hand():
     assert chosen["micro_f1"] == pytest.approx(0.5)
     logits = np.array([[1.0, 1.0, -1.0], [-1.0, -1.0, 2.0]])
     assert task.metrics(dev.labels(), logits)["exact_match"] == 0.5
+
+
+def _classifier(num_classes, seed=0, multi_label=True):
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    keras.utils.set_random_seed(seed)
+    backbone = AlbertBackbone(config)
+    return AlbertClassifier(backbone, num_classes=num_classes, multi_label=multi_label)
+
+
+def test_loss_is_the_mean_binary_cross_entropy():
+    """Keras' loss on the task's batches equals numpy's binary cross-entropy
+    averaged over every label of every example."""
+    task = MultiLabelClassificationTask(label_fields="topics", sequence_length=32)
+    train = task.read(TRAIN, training=True).subset(40, 0)
+    model = task.build_model(_classifier(10).backbone)
+    assert model.multi_label and model.num_classes == len(task.config.labels) == 10
+    model.compile(loss=task.losses()[0])
+    dataset = task.dataset(train, TOKENIZER, batch_size=40)
+    loss = model.evaluate(dataset, verbose=0)
+    logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
+    y = train.labels()
+    expected = np.mean(
+        np.maximum(logits, 0) - logits * y + np.log1p(np.exp(-abs(logits)))
+    )
+    assert abs(loss - expected) < 1e-5
+
+
+def test_warnings_and_head_reuse():
+    task = MultiLabelClassificationTask(labels=["a", "b", "c"])
+    train = task.read([{"text": "t", "labels": ["a"]}, {"text": "u", "labels": []}])
+    dev = task.read(
+        [{"text": "t", "labels": ["a", "b"]}, {"text": "u", "labels": ["b"]}]
+    )
+    told = data_warnings(task, {"train": train, "dev": dev}, 128)
+    assert any(
+        t.startswith("No training example has the label(s) 'b', 'c'") for t in told
+    )
+    assert any(t.startswith("Every dev example has the label(s) 'b'") for t in told)
+    # A softmax head never starts a multi-label one, nor the reverse.
+    said = reuse_task_head(_classifier(3), _classifier(3, multi_label=False))
+    assert (
+        said
+        == "backbone reused, new head: the loaded head is a single-label (softmax) one"
+    )
+    assert reuse_task_head(_classifier(3, 1), _classifier(3, 2)).endswith(
+        "head included"
+    )
+
+
+def test_cli_finetune_predict_and_savedmodel(tmp_path):
+    """`finetune --task multilabel` on FOLDOC topics: the threshold chosen on
+    dev reaches savedmodel/ and `predict`, whose scores are those of its own
+    lines; the SavedModel gives the model's logits."""
+    out = str(tmp_path / "run")
+    argv = ["finetune", "--task", "multilabel", "--train", TRAIN, "--dev", DEV]
+    argv += ["--label-field", "topics", "--output-dir", out]
+    for key in ("init", "epochs", "batch_size", "learning_rate", "patience"):
+        argv += ["--" + key.replace("_", "-"), str(TINY_FINETUNING[key])]
+    assert main([*argv, "--max-seq-length", "48", "--max-dev-examples", "60"]) == 0
+    with open(f"{out}/metrics.json") as f:
+        result = json.load(f)
+    assert result["monitor"] == "micro_f1"
+    threshold = result["best"]["threshold"]
+    assert set(result["baselines"]) == {"majority_set", "label_frequencies"}
+    with open(f"{out}/savedmodel/assets.extra/multi_label.json") as f:
+        assert json.load(f) == {"activation": "sigmoid", "threshold": threshold}
+    task = Task.from_config(result["task"])
+    assert task.config.label_fields == ("topics",) and len(task.config.labels) == 10
+    predict = ["predict", "--model", out, "--input", DEV, "--max-examples", "30"]
+    assert main(predict) == 0
+    with open(f"{out}/predictions-dev.jsonl") as f:
+        lines = [json.loads(line) for line in f]
+    with open(f"{out}/predictions-dev.metrics.json") as f:
+        scored = json.load(f)["metrics"]
+    gold = {i + 1: json.loads(r)["topics"] for i, r in enumerate(open(DEV))}
+    names = task.config.labels
+    for line in lines:  # the labels are those above the run's threshold
+        above = [x for x in names if line["probabilities"][x] > threshold]
+        assert line["labels"] == above
+    hot = [
+        [[x in g for x in names] for g in (gold[x["line"]], x["labels"])] for x in lines
+    ]
+    expected = multi_label_scores(*np.swapaxes(np.asarray(hot), 0, 1))
+    assert scored == pytest.approx(expected)
+    served = tf.saved_model.load(f"{out}/savedmodel")
+    texts = [json.loads(r)["text"] for r in open(DEV)][:4]
+    model = keras.saving.load_model(f"{out}/best.keras")
+    from albert_keras.models import with_tokenizer
+
+    logits = with_tokenizer(model, TOKENIZER, task.config.sequence_length).predict(
+        texts, verbose=0
+    )["logits"]
+    assert max_abs_diff(served.serve(tf.constant(texts))["logits"], logits) < 1e-5
+    line = {x["line"]: x for x in lines}[1]
+    assert (
+        max_abs_diff([line["probabilities"][x] for x in names], sigmoid(logits[0]))
+        < 1e-5
+    )
