@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-
-from albert_keras.cli_help import (
-    DefaultsHelpFormatter,
-    probability_or_auto,
-    rate_or_auto,
+from albert_keras.cli_help import DefaultsHelpFormatter
+from albert_keras.tasks.finetune_arguments import (
+    add_field_arguments,
+    add_multilabel_arguments,
+    add_run_arguments,
+    add_squad_arguments,
+    add_training_arguments,
 )
 from albert_keras.training.score_text import score_text
 
@@ -71,198 +72,12 @@ def add_parser(subparsers):
         default="runs/finetune",
         help="where the run writes best.keras, metrics.json, savedmodel/, ...",
     )
-    _add_field_arguments(parser)
-    _add_training_arguments(parser)
-    _add_squad_arguments(parser)
-    _add_multilabel_arguments(parser)
-    _add_run_arguments(parser)
+    add_field_arguments(parser)
+    add_training_arguments(parser)
+    add_squad_arguments(parser)
+    add_multilabel_arguments(parser)
+    add_run_arguments(parser)
     parser.set_defaults(run=run_finetune)
-
-
-def _add_field_arguments(parser):
-    fields = parser.add_argument_group(
-        "fields", "which record key (CSV/TSV column) holds what"
-    )
-    fields.add_argument(
-        "--text-field",
-        help="classify/pair/regress: the text (default: the first of text, "
-        "sentence, text_a that the file has; pairs: text_a, premise, "
-        "sentence1, question); tag: the words, a list or a string (default: "
-        "words, tokens)",
-    )
-    fields.add_argument(
-        "--text-pair-field",
-        help="pair: the second text (default: text_b, hypothesis, sentence2, "
-        "sentence, with the first)",
-    )
-    # The former spelling, "a" or "a,b": still read, no longer shown.
-    fields.add_argument("--text-fields", help=argparse.SUPPRESS)
-    fields.add_argument(
-        "--label-field",
-        help="the label (default: label); tag: the tags, one per word (default: "
-        "the first of tags, ner_tags, labels, label, pos_tags, pos); "
-        "multilabel: the labels, a list or a cell of them separated by | ; or "
-        ", (default: labels, label), or several 0/1 columns, one per label: "
-        "toxic,obscene,insult",
-    )
-    fields.add_argument(
-        "--context-field", default="context", help="choice: the context"
-    )
-    fields.add_argument(
-        "--question-field",
-        default="question",
-        help="choice: a question appended to the context (optional)",
-    )
-    fields.add_argument(
-        "--options-field",
-        default="options",
-        help="choice: the options, a list (in CSV a JSON list), or several "
-        "columns separated by commas, e.g. A,B,C,D",
-    )
-    fields.add_argument(
-        "--labels",
-        help="classify/pair/multilabel/tag: the label set in class order, "
-        "separated by commas "
-        "(integers are read as numbers), e.g. 0,1 or negative,positive; "
-        "records with another label are skipped and reported (default: the "
-        "training file's labels, refusing mixed types and stray rare ones)",
-    )
-
-
-def _add_training_arguments(parser):
-    training = parser.add_argument_group("training")
-    training.add_argument("--epochs", type=int, default=3, help="training epochs")
-    training.add_argument(
-        "--batch-size", type=int, default=32, help="examples per step"
-    )
-    training.add_argument(
-        "--learning-rate",
-        type=rate_or_auto,
-        default="auto",
-        help="peak AdamW rate; auto: by the model's hidden size (2e-4 up to "
-        "H=256, 1e-4 up to 512, 3e-5 up to 1024 as the official recipes for "
-        "base and large, 1e-5 above), printed when the run starts",
-    )
-    training.add_argument(
-        "--warmup-fraction",
-        type=float,
-        default=0.1,
-        help="share of the steps with a linear warmup",
-    )
-    training.add_argument(
-        "--optimizer",
-        default="adamw",
-        choices=["adamw", "adamw_official"],
-        help="adamw: keras.optimizers.AdamW; adamw_official: the official "
-        "AdamWeightDecayOptimizer (no bias correction)",
-    )
-    training.add_argument(
-        "--lora-rank",
-        type=int,
-        default=0,
-        help="LoRA: train only rank-R adapters of the attention's query and "
-        "value projections (and the task head), the rest of the backbone "
-        "frozen; best.keras holds them merged into the kernels. 0: full "
-        "fine-tuning",
-    )
-    training.add_argument(
-        "--max-seq-length",
-        type=int,
-        default=128,
-        help="tokens per packed example; longer texts are cut (and counted)",
-    )
-    training.add_argument(
-        "--patience",
-        type=int,
-        default=2,
-        help="stop after this many epochs without a better dev score",
-    )
-    training.add_argument(
-        "--seed", type=int, default=0, help="data order, dropout and head init"
-    )
-    training.add_argument(
-        "--max-train-examples", type=int, help="a seeded draw of this many (all)"
-    )
-    training.add_argument(
-        "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
-    )
-
-
-def _add_squad_arguments(parser):
-    squad = parser.add_argument_group("squad")
-    squad.add_argument(
-        "--head",
-        default="v2",
-        choices=["v2", "simple"],
-        help="v2: the official answer-class head (SQuAD 2.0); simple: start/end",
-    )
-    squad.add_argument(
-        "--doc-stride",
-        type=int,
-        default=64,
-        help="tokens between the starts of a long context's windows",
-    )
-    squad.add_argument(
-        "--max-query-length", type=int, default=32, help="question tokens kept"
-    )
-    squad.add_argument(
-        "--max-answer-length",
-        type=int,
-        default=30,
-        help="longest answer predicted, in tokens",
-    )
-    squad.add_argument(
-        "--null-window-fraction",
-        type=float,
-        default=1.0,
-        help="share of training windows without an answer to keep (1.0: all)",
-    )
-    squad.add_argument(
-        "--null-score",
-        default="official",
-        help="no-answer score thresholded on dev: official (v2: the answer-class "
-        "logit); span_adjusted: that minus the best span's log probability, so "
-        "confident spans are answered",
-    )
-
-
-def _add_multilabel_arguments(parser):
-    group = parser.add_argument_group("multilabel")
-    group.add_argument(
-        "--threshold",
-        type=probability_or_auto,
-        default="auto",
-        help="a label is predicted where its probability (sigmoid) is above "
-        "this; auto: the one of 0.05, 0.10, ... 0.95 with the best dev micro F1, "
-        "chosen after every epoch (the best epoch's is exported and used by "
-        "predict)",
-    )
-
-
-def _add_run_arguments(parser):
-    parser.add_argument(
-        "--mixed-precision", action="store_true", help="mixed bfloat16 (GPU/TPU)"
-    )
-    parser.add_argument(
-        "--no-jit", action="store_true", help="run without XLA compilation"
-    )
-    parser.add_argument(
-        "--no-export",
-        action="store_true",
-        help="skip savedmodel/ (the model with its tokenizer, on strings; "
-        "squad: questions and contexts in, answers out)",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="start over in an --output-dir that holds a run (without it a "
-        "finished run is left as it is and a killed one resumes)",
-    )
-    parser.add_argument(
-        "--force-resume",
-        action="store_true",
-        help="resume a killed run even though training flags or data changed",
-    )
 
 
 def _task(args):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 
 import keras
 import numpy as np
@@ -13,7 +12,6 @@ from albert_keras.tasks.classification_task import (
     OUTSIDE,
     UNSCORED,
     UNSCORED_NOTE,
-    label_index,
     label_key,
 )
 from albert_keras.tasks.jsonl_records import (
@@ -24,20 +22,23 @@ from albert_keras.tasks.jsonl_records import (
     read_records,
 )
 from albert_keras.tasks.label_checks import check_label_lines
-from albert_keras.tasks.task import Task, write_labels_json
+from albert_keras.tasks.metrics import best_threshold
+from albert_keras.tasks.multi_label_records import (
+    LABEL_KEYS,
+    NO_LABELS,
+    column_labels,
+    label_ids_index,
+    split_labels,
+)
+from albert_keras.tasks.task import Task, sigmoid, write_labels_json
 from albert_keras.tasks.task_data import TaskData
 
-# The record keys looked for when `label_fields` is not given, in this order.
-LABEL_KEYS = ("labels", "label")
-NO_LABELS = "no labels (an example with none: [])"
 _FIELD_FLAGS = (
     "Name the text with --text-field (a pair: and --text-pair-field) and the "
     "labels with --label-field (several 0/1 columns: --label-field a,b,c)"
 )
 # The thresholds a run without one chooses from on dev (0.05, 0.10, ... 0.95).
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
-# Between the labels of a CSV/TSV cell (or a string), the first of these found.
-SEPARATORS = ("|", ";", ",")
 
 
 @dataclasses.dataclass
@@ -152,7 +153,7 @@ class MultiLabelClassificationTask(Task):
             self.config = dataclasses.replace(self.config, text_fields=fields)
         if training and self.config.labels is None:
             self._set_labels(records)
-        index = _index(self.config.labels or [])
+        index = label_ids_index(self.config.labels or [])
         examples = collect_examples(
             records,
             report,
@@ -204,17 +205,7 @@ class MultiLabelClassificationTask(Task):
         fields = self.config.label_fields
         if len(fields) < 2:
             return split_labels(record["label"])
-        values = [record["label"], *(record.get(f) for f in fields[1:])]
-        if all(_blank(v) for v in values):
-            return None
-        names = []
-        for field, value in zip(fields, values, strict=True):
-            flag = _flag(value)
-            if flag is None:
-                return f"{field} is {value!r}, not 0 or 1"
-            if flag:
-                names.append(field)
-        return names
+        return column_labels(fields, [record["label"], *map(record.get, fields[1:])])
 
     def _example(self, record, index, require_labels):
         """{"text_a", "text_b", "label": multi-hot} or the reason to skip."""
@@ -285,7 +276,7 @@ class MultiLabelClassificationTask(Task):
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"])
         if self.config.threshold is not None:
             return self.metrics(data.labels(), logits)
-        scores, best = best_threshold(data.labels() > 0.5, sigmoid(logits))
+        scores, best = best_threshold(data.labels() > 0.5, sigmoid(logits), THRESHOLDS)
         return dict(scores, threshold=best)
 
     def metrics(self, labels, logits):
@@ -348,79 +339,6 @@ class MultiLabelClassificationTask(Task):
                 for name, p in zip(labels, probabilities, strict=True)
             },
         }
-
-
-def best_threshold(gold, probabilities, thresholds=THRESHOLDS):
-    """(scores, threshold): the threshold of `thresholds` whose decisions
-    have the best micro F1 against `gold` (ties: the one nearest 0.5)."""
-    from albert_keras.tasks.metrics import multi_label_scores
-
-    tried = [(multi_label_scores(gold, probabilities > t), t) for t in thresholds]
-    return max(tried, key=lambda x: (x[0]["micro_f1"], -abs(x[1] - 0.5)))
-
-
-def sigmoid(logits) -> np.ndarray:
-    """Element-wise sigmoid in float64, without overflow warnings."""
-    logits = np.asarray(logits, "float64")
-    e = np.exp(-np.abs(logits))
-    return np.where(logits >= 0, 1 / (1 + e), e / (1 + e))
-
-
-def split_labels(value):
-    """A record's labels as a list: a list as it is, a JSON list or a string
-    split at the first of `SEPARATORS` it holds, one id or name alone; None
-    for none given; the reason for a value that holds no labels.
-
-    Example:
-    >>> split_labels("sports|politics"), split_labels('["a b"]'), split_labels(3)
-    (['sports', 'politics'], ['a b'], [3])
-    """
-    if _blank(value):
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                return "labels are not a JSON list"
-        else:
-            sep = next((s for s in SEPARATORS if s in text), None)
-            value = [x.strip() for x in text.split(sep)] if sep else [text]
-            value = [int(x) if x.lstrip("-").isdigit() else x for x in value if x]
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
-        value = [value]
-    if not isinstance(value, list):
-        return "labels are not a list"
-    if not all(label_key(x) is not None and not isinstance(x, bool) for x in value):
-        return "a label is not a name or an integer"
-    return value
-
-
-def _blank(value):
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _flag(value):
-    """A 0/1 column's value as True / False, None for anything else."""
-    if isinstance(value, str):
-        value = value.strip().lower()
-        value = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "true": 1, "false": 0}.get(value)
-    if isinstance(value, (bool, int, float)) and value in (0, 1):
-        return bool(value)
-    return None
-
-
-def _index(labels):
-    """{label key: logit}: `label_index`, and for a list of names their
-    integer ids (a transformers dataset's `labels: [3, 27]`)."""
-    index = label_index(labels)
-    if labels and all(isinstance(x, str) for x in labels):
-        for i in range(len(labels)):
-            index.setdefault(("int", i), i)
-    return index
 
 
 def _hint(config):

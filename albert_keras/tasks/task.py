@@ -278,3 +278,10 @@ def softmax(logits) -> np.ndarray:
     logits = np.asarray(logits, "float64")
     e = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def sigmoid(logits) -> np.ndarray:
+    """Element-wise sigmoid in float64, without overflow warnings."""
+    logits = np.asarray(logits, "float64")
+    e = np.exp(-np.abs(logits))
+    return np.where(logits >= 0, 1 / (1 + e), e / (1 + e))

@@ -16,11 +16,8 @@ from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import MultiLabelClassificationTask, Task
 from albert_keras.tasks.data_warnings import data_warnings
 from albert_keras.tasks.metrics import multi_label_scores
-from albert_keras.tasks.multi_label_classification_task import (
-    NO_LABELS,
-    sigmoid,
-    split_labels,
-)
+from albert_keras.tasks.multi_label_records import NO_LABELS, split_labels
+from albert_keras.tasks.task import sigmoid
 from albert_keras.tokenizers import AlbertTokenizer
 
 TRAIN, DEV = (
