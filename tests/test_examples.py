@@ -23,6 +23,7 @@ CASES = {
     # The v2 head; 16 of the 128 dev questions.
     "squad_disfl_qa.py": ["--train-questions", "8", "--dev-questions", "16"],
     "tag_brown.py": ["--train-examples", "32"],
+    "multilabel_foldoc.py": ["--train-examples", "32"],
 }
 
 
