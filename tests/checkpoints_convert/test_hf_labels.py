@@ -171,3 +171,44 @@ def test_two_conversions_into_one_folder_keep_each_its_own_labels(tmp_path, caps
     args = [folders["hfB"], "--model", "classifier", "--output"]
     assert convert_main([*args, str(models / "A.keras")]) == 0
     assert init_labels(models / "A.keras") == ["pos", "neg"]
+
+
+def test_a_multi_label_hf_folder_converts_and_predicts_as_one(tmp_path, capsys):
+    """`problem_type: multi_label_classification` and `id2label` become a
+    multi-label run's settings beside the .keras file: `predict` gives each
+    label a sigmoid of the logits (0.5: no dev threshold), and `--to-hf`
+    writes the same folder back."""
+    from albert_test_case import micro_config
+
+    from albert_keras.models import with_tokenizer
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks.prediction_run import run_prediction
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    classifier = AlbertClassifier(AlbertBackbone(config), 3, multi_label=True)
+    names = ["net", "hard", "lang"]
+    hf = save_hf_checkpoint(classifier, tmp_path / "hf", SPM_MODEL_PATH, labels=names)
+    out = tmp_path / "converted" / "model.keras"
+    assert convert_main([hf, "--model", "classifier", "--output", str(out)]) == 0
+    settings = json.loads((out.parent / "settings.json").read_text(encoding="utf-8"))
+    assert settings["task"]["class"] == "MultiLabelClassificationTask"
+    assert keras.saving.load_model(out).multi_label
+    texts = tmp_path / "texts.jsonl"
+    rows = [{"text": "TCP over IP.", "labels": ["net"]}, {"text": "A disk."}]
+    texts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = run_prediction(str(out), str(texts))
+    assert result["labelled"] == 1
+    with open(result["predictions"], encoding="utf-8") as f:
+        predicted = [json.loads(line) for line in f]
+    logits = with_tokenizer(classifier, SPM_MODEL_PATH, 32)([r["text"] for r in rows])
+    odds = 1 / (1 + np.exp(-np.asarray(logits["logits"], "float64")))
+    for line, expected in zip(predicted, odds, strict=True):
+        got = [line["probabilities"][x] for x in names]
+        assert np.abs(np.array(got) - expected).max() < 1e-5
+        assert line["labels"] == [
+            x for x, p in zip(names, expected, strict=True) if p > 0.5
+        ]
+    assert convert_main([str(out), "--to-hf", "--output", str(tmp_path / "back")]) == 0
+    back = _config(tmp_path / "back")
+    assert back["problem_type"] == "multi_label_classification"
+    assert back["id2label"] == {"0": "net", "1": "hard", "2": "lang"}

@@ -262,6 +262,7 @@ def test_cli_finetune_predict_and_savedmodel(tmp_path):
     served = tf.saved_model.load(f"{out}/savedmodel")
     texts = [json.loads(r)["text"] for r in open(DEV)][:4]
     model = keras.saving.load_model(f"{out}/best.keras")
+    assert model.multi_label
     from albert_keras.models import with_tokenizer
 
     logits = with_tokenizer(model, TOKENIZER, task.config.sequence_length).predict(
