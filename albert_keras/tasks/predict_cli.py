@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from albert_keras.cli_help import DefaultsHelpFormatter
+from albert_keras.cli_help import DefaultsHelpFormatter, probability_or_auto
 from albert_keras.training.score_text import score_text
 
 
@@ -50,6 +50,12 @@ def add_parser(subparsers):
         "best_f1_thresh on dev)",
     )
     parser.add_argument(
+        "--threshold",
+        type=probability_or_auto,
+        help="multilabel: predict the labels whose probability is above this "
+        "(default: the run's, chosen on dev or given to finetune)",
+    )
+    parser.add_argument(
         "--max-examples", type=int, help="only a seeded draw of this many records"
     )
     parser.add_argument(
@@ -88,6 +94,8 @@ def _fields(args):
     texts = text_fields_of(args.text_field, args.text_pair_field)
     others = [k for k in FIELD_FLAGS if k not in ("text_field", "text_pair_field")]
     given = {k: getattr(args, k) for k in others if getattr(args, k)}
+    if args.threshold is not None:  # a config field of multilabel runs
+        given["threshold"] = args.threshold
     return {**given, **({"text_fields": texts} if texts else {})}
 
 

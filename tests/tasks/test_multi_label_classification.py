@@ -259,6 +259,15 @@ def test_cli_finetune_predict_and_savedmodel(tmp_path):
     ]
     expected = multi_label_scores(*np.swapaxes(np.asarray(hot), 0, 1))
     assert scored == pytest.approx(expected)
+    # `predict --threshold` applies another one.
+    assert (
+        main([*predict, "--threshold", "0.3", "--output", f"{tmp_path}/p.jsonl"]) == 0
+    )
+    with open(f"{tmp_path}/p.jsonl") as f:
+        for line in map(json.loads, f):
+            assert line["labels"] == [
+                x for x in names if line["probabilities"][x] > 0.3
+            ]
     served = tf.saved_model.load(f"{out}/savedmodel")
     texts = [json.loads(r)["text"] for r in open(DEV)][:4]
     model = keras.saving.load_model(f"{out}/best.keras")
