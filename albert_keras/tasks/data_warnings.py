@@ -88,7 +88,7 @@ def _tag_warnings(task, dev):
 
 def _multi_label_warnings(task, splits):
     """Multi-label: labels no training example has (never learned), and
-    labels on every dev example or on none (their F1 says little)."""
+    labels every example of a split has (always answering them is right)."""
     labels = task.config.labels
     found = []
     for name in ("train", "dev"):

@@ -138,17 +138,18 @@ def _check_unused_flags(args):
         )
         if value and args.task not in tasks
     ]
-    if unused:
-        hint = {
-            "regress": "a regression target is a number, it has no label set",
-            "choice": "name the fields with --context-field, --question-field, "
-            "--options-field and --label-field",
-            "squad": "SQuAD JSON names its own fields",
-            "tag": "name the words with --text-field and the tags with --label-field",
-        }.get(args.task, "--threshold sets where --task multilabel predicts a label")
-        raise ValueError(
-            f"--task {args.task} does not read {' or '.join(unused)}: {hint}."
-        )
+    if not unused:
+        return
+    hint = {
+        "regress": "a regression target is a number, it has no label set",
+        "choice": "name the fields with --context-field, --question-field, "
+        "--options-field and --label-field",
+        "squad": "SQuAD JSON names its own fields",
+        "tag": "name the words with --text-field and the tags with --label-field",
+    }.get(args.task)
+    if hint is None or unused == ["--threshold"]:
+        hint = "--threshold sets where --task multilabel predicts a label"
+    raise ValueError(f"--task {args.task} does not read {' or '.join(unused)}: {hint}.")
 
 
 def _text_fields(args):

@@ -341,6 +341,8 @@ def test_choice_among_one_option_is_refused():
         ("regress", ["--labels", "0,1"], "--task regress does not read --labels"),
         ("choice", ["--text-field", "q"], "does not read --text-field: name the"),
         ("squad", ["--labels", "a,b"], "--task squad does not read --labels"),
+        ("pair", ["--threshold", "0.3"], "does not read --threshold: --threshold sets"),
+        ("choice", ["--threshold", "0.3"], "does not read --threshold: --threshold sets"),
     ],
 )
 def test_flags_the_task_does_not_read_are_refused(task, flags, message):
