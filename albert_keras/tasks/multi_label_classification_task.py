@@ -163,6 +163,8 @@ class MultiLabelClassificationTask(Task):
         for example in examples:
             if UNSCORED in example:
                 report.note(example["line"], UNSCORED_NOTE)
+        if training:
+            self.label_priors = np.mean([e["label"] for e in examples], axis=0)
         return TaskData(examples, report)
 
     def _records(self, source):
@@ -256,7 +258,16 @@ class MultiLabelClassificationTask(Task):
         from albert_keras.models import AlbertClassifier
 
         n = len(self.config.labels)
-        return AlbertClassifier(backbone, num_classes=n, multi_label=True)
+        model = AlbertClassifier(backbone, num_classes=n, multi_label=True)
+        priors = getattr(self, "label_priors", None)
+        if priors is not None and len(priors) == n:
+            # Each bias at its label's training log-odds (RetinaNet's prior
+            # init): from 0 (p = 0.5 for every label) the first steps push
+            # all logits down through the shared pooled output, whose tanh
+            # saturates, and the model stays at the label frequencies.
+            p = np.clip(priors, 1e-3, 1 - 1e-3)
+            model.classifier.bias.assign(np.log(p / (1 - p)).astype("float32"))
+        return model
 
     def losses(self):
         return {"logits": keras.losses.BinaryCrossentropy(from_logits=True)}, None

@@ -342,7 +342,11 @@ def test_choice_among_one_option_is_refused():
         ("choice", ["--text-field", "q"], "does not read --text-field: name the"),
         ("squad", ["--labels", "a,b"], "--task squad does not read --labels"),
         ("pair", ["--threshold", "0.3"], "does not read --threshold: --threshold sets"),
-        ("choice", ["--threshold", "0.3"], "does not read --threshold: --threshold sets"),
+        (
+            "choice",
+            ["--threshold", "0.3"],
+            "does not read --threshold: --threshold sets",
+        ),
     ],
 )
 def test_flags_the_task_does_not_read_are_refused(task, flags, message):
