@@ -49,17 +49,11 @@ def rate_or_auto(text: str) -> float | None:
     >>> rate_or_auto("2e-4"), rate_or_auto("auto")
     (0.0002, None)
     """
-    if text == "auto":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a rate: give a number >= 0 (such as 2e-4) or auto"
-        )
-    return value
+    return _number_or_auto(
+        text,
+        lambda x: math.isfinite(x) and x >= 0,
+        "a rate: give a number >= 0 (such as 2e-4)",
+    )
 
 
 def probability_or_auto(text: str) -> float | None:
@@ -70,15 +64,22 @@ def probability_or_auto(text: str) -> float | None:
     >>> probability_or_auto("0.3"), probability_or_auto("auto")
     (0.3, None)
     """
+    return _number_or_auto(
+        text,
+        lambda x: 0 < x < 1,
+        "a threshold: give a probability between 0 and 1 (such as 0.5)",
+    )
+
+
+def _number_or_auto(text, valid, what):
+    """None for "auto", else `text` as a float that `valid` accepts; an
+    `ArgumentTypeError` saying it is not `what` otherwise."""
     if text == "auto":
         return None
     try:
         value = float(text)
     except ValueError:
         value = None
-    if value is None or not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a threshold: give a probability between 0 and 1 "
-            "(such as 0.5) or auto"
-        )
+    if value is None or not valid(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} or auto")
     return value

@@ -10,10 +10,10 @@ import numpy as np
 
 from albert_keras.tasks.jsonl_records import (
     check_kept,
-    check_text,
     collect_examples,
     find_text_fields,
     read_records,
+    record_texts,
 )
 from albert_keras.tasks.label_checks import check_label_lines
 from albert_keras.tasks.task import (
@@ -189,14 +189,9 @@ class ClassificationTask(Task):
 
     def _example(self, record, index, require_labels):
         """{"text_a", "text_b", "label"} or the reason to skip the record."""
-        fields = self.config.text_fields
-        missing = [f for f in fields if f not in record]
-        if missing:
-            return f"no {' / '.join(missing)}"
-        texts = [record[f] for f in fields] + [None]
-        problem = check_text(texts[0]) or check_text(texts[1], optional=True)
-        if problem:
-            return problem
+        texts = record_texts(record, self.config.text_fields)
+        if isinstance(texts, str):
+            return texts
         label = record["label"]
         if label is None and not require_labels:
             pass

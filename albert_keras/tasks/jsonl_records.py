@@ -274,6 +274,17 @@ def check_text(text, optional=False):
     return None
 
 
+def record_texts(record, fields):
+    """[text_a, text_b or None] of a record's text `fields` (one key or a
+    pair), or the reason to skip it: a field missing, a text empty or not
+    a string."""
+    missing = [f for f in fields if f not in record]
+    if missing:
+        return f"no {' / '.join(missing)}"
+    texts = [record[f] for f in fields] + [None]
+    return check_text(texts[0]) or check_text(texts[1], optional=True) or texts[:2]
+
+
 def check_kept(report, examples, hint="Name the fields with the --*-field flags"):
     """Raises a ValueError naming the file, its fields and the flags to set
     (`hint`, or `hint(report)` where it is a function) when nothing is left."""

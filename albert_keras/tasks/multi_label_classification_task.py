@@ -16,10 +16,10 @@ from albert_keras.tasks.classification_task import (
 )
 from albert_keras.tasks.jsonl_records import (
     check_kept,
-    check_text,
     collect_examples,
     find_text_fields,
     read_records,
+    record_texts,
 )
 from albert_keras.tasks.label_checks import check_label_lines
 from albert_keras.tasks.metrics import best_threshold
@@ -211,14 +211,9 @@ class MultiLabelClassificationTask(Task):
 
     def _example(self, record, index, require_labels):
         """{"text_a", "text_b", "label": multi-hot} or the reason to skip."""
-        fields = self.config.text_fields
-        missing = [f for f in fields if f not in record]
-        if missing:
-            return f"no {' / '.join(missing)}"
-        texts = [record[f] for f in fields] + [None]
-        problem = check_text(texts[0]) or check_text(texts[1], optional=True)
-        if problem:
-            return problem
+        texts = record_texts(record, self.config.text_fields)
+        if isinstance(texts, str):
+            return texts
         example = {"text_a": texts[0], "text_b": texts[1], "label": None}
         names = self._names(record)
         if isinstance(names, str):
