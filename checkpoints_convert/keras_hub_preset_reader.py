@@ -105,11 +105,9 @@ class KerasHubPresetReader:
         with open(path, encoding="utf-8") as f:
             saved = json.load(f)
         class_name = saved.get("class_name")
-        # keras-hub's multi-label classifier: `activation="sigmoid"`.
-        activation = (saved.get("config") or {}).get("activation")
-        self.multi_label = activation == "sigmoid" or (
-            isinstance(activation, dict) and activation.get("config") == "sigmoid"
-        )
+        # keras-hub's multi-label classifier: `activation="sigmoid"` (its
+        # config holds `keras.activations.serialize`, the name).
+        self.multi_label = (saved.get("config") or {}).get("activation") == "sigmoid"
         rows = {c: r for c, r in KERAS_HUB_TASKS.values()}.get(class_name)
         if rows is None:
             self.foreign_heads = (f"keras-hub {class_name} head ({TASK_CONFIG})",)

@@ -22,7 +22,7 @@ from albert_keras.tasks.jsonl_records import (
     record_texts,
 )
 from albert_keras.tasks.label_checks import check_label_lines
-from albert_keras.tasks.metrics import best_threshold
+from albert_keras.tasks.metrics import best_threshold, multi_label_scores
 from albert_keras.tasks.multi_label_records import (
     LABEL_KEYS,
     NO_LABELS,
@@ -287,8 +287,6 @@ class MultiLabelClassificationTask(Task):
 
     def metrics(self, labels, logits):
         """The scores of `logits` at the applied `threshold()`."""
-        from albert_keras.tasks.metrics import multi_label_scores
-
         decided = sigmoid(logits) > self.threshold()
         return multi_label_scores(np.asarray(labels) > 0.5, decided)
 
@@ -296,8 +294,6 @@ class MultiLabelClassificationTask(Task):
         """Always the training set's commonest label set; and each label's
         training frequency as its probability, thresholded as the model's
         (without a config threshold, at the best of `THRESHOLDS` on dev)."""
-        from albert_keras.tasks.metrics import multi_label_scores
-
         gold = dev.labels().reshape(len(dev.examples), -1) > 0.5
         sets = collections.Counter(tuple(e["label"]) for e in train.examples)
         common = np.asarray(sets.most_common(1)[0][0]) > 0.5
@@ -333,12 +329,10 @@ class MultiLabelClassificationTask(Task):
 
     def prediction(self, logits):
         probabilities = sigmoid(logits)
-        labels = self.config.labels
+        labels, threshold = self.config.labels, self.threshold()
         return {
             "labels": [
-                x
-                for x, p in zip(labels, probabilities, strict=True)
-                if p > self.threshold()
+                x for x, p in zip(labels, probabilities, strict=True) if p > threshold
             ],
             "probabilities": {
                 str(name): round(float(p), 6)
