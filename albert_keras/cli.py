@@ -2,7 +2,8 @@
 
 albert-keras info --preset base     parameter table, then a forward pass on text
 
-Also: create-data, pretrain, vocab, finetune, predict, export (`albert-keras -h`).
+Also: create-data, pretrain, vocab, finetune, predict, export, fill-mask
+(`albert-keras -h`).
 """
 
 from __future__ import annotations
@@ -153,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.tasks.export_cli import add_parser as add_export
 
     add_export(subparsers)
+    from albert_keras.pretraining.fill_mask_cli import add_parser as add_fill_mask
+
+    add_fill_mask(subparsers)
     return parser
 
 

@@ -83,3 +83,20 @@ def _number_or_auto(text, valid, what):
     if value is None or not valid(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not {what} or auto")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1.
+
+    Example:
+
+    >>> positive_int("5")
+    5
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value

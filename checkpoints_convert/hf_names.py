@@ -114,8 +114,14 @@ HF_TIED = {
     "predictions.decoder.bias": "predictions.bias",
 }
 # transformers classes built without the pooler (`add_pooling_layer=False`):
-# the pooler, which their heads do not read, is not in their checkpoints.
-HF_WITHOUT_POOLER = ("AlbertForQuestionAnswering", "AlbertForTokenClassification")
+# the pooler, which their heads do not read, is not in the checkpoints they
+# save (the hub's albert-base-v2, an AlbertForMaskedLM converted long ago,
+# still has it, and it is read).
+HF_WITHOUT_POOLER = (
+    "AlbertForQuestionAnswering",
+    "AlbertForTokenClassification",
+    "AlbertForMaskedLM",
+)
 # transformers classes whose `classifier.*` is a per-token head (the official
 # names' `output_weights` is run_classifier's, on the pooled output).
 HF_TOKEN_HEADS = ("AlbertForTokenClassification",)

@@ -15,6 +15,9 @@ from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 
 try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_fill_mask_text_model import (
+        AlbertFillMaskTextModel,
+    )
     from albert_keras.models.albert_span_text_model import AlbertSpanTextModel
     from albert_keras.models.albert_tagger_text_model import AlbertTaggerTextModel
     from albert_keras.models.albert_text_model import AlbertTextModel, with_tokenizer
@@ -24,6 +27,7 @@ except ModuleNotFoundError as _error:  # JAX or PyTorch without TensorFlow
 
 __all__ = [
     "AlbertChoiceTextModel",
+    "AlbertFillMaskTextModel",
     "AlbertSpanTextModel",
     "AlbertTaggerTextModel",
     "AlbertTextModel",

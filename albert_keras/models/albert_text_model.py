@@ -303,7 +303,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     its options in), an `AlbertSquadV2` or `AlbertSpanQA` an
     `AlbertSpanTextModel` (questions and contexts in, answers out), an
     `AlbertTokenClassifier` an `AlbertTaggerTextModel` (sentences in, a tag
-    per word out).
+    per word out), an `AlbertPretrainer` an `AlbertFillMaskTextModel` (texts
+    with `[MASK]` in, the likeliest pieces for each mask out).
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
@@ -311,7 +312,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
             path of a SentencePiece `.model` or WordPiece `vocab.txt`
             (`load_tokenizer` reads it, lowercasing as the releases do).
         sequence_length: packed length.
-        **kwargs: `dynamic_length`, `name`; for tagging `tags`; for QA `doc_stride`,
+        **kwargs: `dynamic_length`, `name`; for tagging `tags`; for fill-mask
+            `top_k`, `max_masks`; for QA `doc_stride`,
             `max_query_length`, `max_answer_length`, `n_best_size`,
             `null_threshold`, `null_score`.
 
@@ -326,6 +328,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     TensorShape([1, 3])
     """
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_fill_mask_text_model import AlbertFillMaskTextModel
     from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
     from albert_keras.models.albert_pretrainer import AlbertPretrainer
     from albert_keras.models.albert_span_qa import AlbertSpanQA
@@ -334,18 +337,13 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     from albert_keras.models.albert_tagger_text_model import AlbertTaggerTextModel
     from albert_keras.models.albert_token_classifier import AlbertTokenClassifier
 
-    if isinstance(task_model, AlbertPretrainer):
-        # It built, then failed on the first call (no `mask_positions`).
-        raise TypeError(
-            "with_tokenizer wraps a model of token_ids, segment_ids and "
-            "padding_mask; an AlbertPretrainer also needs mask_positions: "
-            "wrap pretrainer.backbone (or a task model over it) instead."
-        )
     if isinstance(tokenizer, (str, os.PathLike)):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 
         tokenizer = load_tokenizer(tokenizer)
-    if isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
+    if isinstance(task_model, AlbertPretrainer):
+        text_model = AlbertFillMaskTextModel
+    elif isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
         text_model = AlbertSpanTextModel
     elif isinstance(task_model, AlbertTokenClassifier):
         text_model = AlbertTaggerTextModel

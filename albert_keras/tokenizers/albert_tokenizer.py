@@ -91,6 +91,7 @@ class AlbertTokenizer(AlbertTokenizerBase):
         proto, processor = read_sentencepiece_model(proto)
         pieces = [processor.id_to_piece(i) for i in range(processor.vocab_size())]
         self._sp = tf_text.FastSentencepieceTokenizer(_as_scored(proto))
+        self._sp_continuation = None  # made on first use
         self._proto = proto
         self._set_tokens(pieces, processor.unk_id())
         # Which pieces `encode_pieces` splits: a property of the vocabulary,
@@ -146,8 +147,34 @@ class AlbertTokenizer(AlbertTokenizerBase):
             text = unicode_ops.python_lower(text)
         return text
 
-    def _tokenize(self, text):
-        ids = self._sp.tokenize(self.preprocess(text))
+    def tokenize_continuations(self, texts):
+        """Ragged int32 ids of texts that continue a word: no "▁" in front.
+
+        SentencePiece marks the start of a text as the start of a word (its
+        dummy prefix): "." alone is "▁" "." but "lady." is "▁lady" ".".
+        Encoded without that prefix, a text directly after a `[MASK]` gets
+        the pieces it has inside the whole text, as in pretraining.
+
+        Example:
+        >>> from albert_keras.sample_text import SPM_MODEL_PATH
+        >>> tokenizer = AlbertTokenizer(SPM_MODEL_PATH)
+        >>> ids = tokenizer.tokenize_continuations(tf.constant([". she"]))
+        >>> [tokenizer.id_to_token(i) for i in ids[0].numpy()]
+        ['.', '▁she']
+        """
+        import tensorflow_text as tf_text
+
+        self._require_vocabulary()
+        if self._sp_continuation is None:
+            with tf.init_scope():  # eager, even inside a traced function
+                self._sp_continuation = tf_text.FastSentencepieceTokenizer(
+                    _as_scored(self._proto, dummy_prefix=False)
+                )
+        return self._tokenize(tf.convert_to_tensor(texts, tf.string), continuation=True)
+
+    def _tokenize(self, text, continuation=False):
+        sp = self._sp_continuation if continuation else self._sp
+        ids = sp.tokenize(self.preprocess(text))
         ids = tf.RaggedTensor.from_row_splits(
             ids.flat_values, tf.cast(ids.row_splits, tf.int64), validate=False
         )
@@ -204,8 +231,9 @@ class AlbertTokenizer(AlbertTokenizerBase):
         self.set_proto(os.path.join(dir_path, ASSET_FILE))
 
 
-def _as_scored(proto: bytes) -> bytes:
-    """The model with the scores the `sentencepiece` package really uses.
+def _as_scored(proto: bytes, dummy_prefix: bool = True) -> bytes:
+    """The model with the scores the `sentencepiece` package really uses
+    (and, with `dummy_prefix=False`, no "▁" put in front of a text).
 
     Its Viterbi search scores a user-defined piece (ALBERT's "(", ")", '"',
     "-", ".", ...) `length * max(FLT_MIN, best normal score) - 0.1`, not the
@@ -223,4 +251,6 @@ def _as_scored(proto: bytes) -> bytes:
     for piece in model.pieces:
         if piece.type == kinds.USER_DEFINED:
             piece.score = len(piece.piece.encode("utf-8")) * best - 0.1
+    if not dummy_prefix:
+        model.normalizer_spec.add_dummy_prefix = False
     return model.SerializeToString()

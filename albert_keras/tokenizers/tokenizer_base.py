@@ -147,7 +147,12 @@ class AlbertTokenizerBase(keras.layers.Layer):
     # --- tokenizing -----------------------------------------------------------
     def tokenize_pieces(self, inputs):
         """The official tokens (ragged strings) of a batch of texts."""
-        return tf.gather(self._token_table, self.call(inputs))
+        return self.tokens_of(self.call(inputs))
+
+    def tokens_of(self, ids):
+        """The tokens (strings) of a tensor of ids of any shape, in the graph."""
+        self._require_vocabulary()
+        return tf.gather(self._token_table, ids)
 
     def __call__(self, inputs, *args, **kwargs):
         # Python strings and lists are welcome (tf.data map functions too).
@@ -164,6 +169,21 @@ class AlbertTokenizerBase(keras.layers.Layer):
     def _tokenize(self, texts):
         """Ragged int32 ids [batch, None] of a 1-D string tensor."""
         raise NotImplementedError
+
+    def tokenize_continuations(self, texts):
+        """Ragged int32 ids [batch, None] of texts that continue a word.
+
+        The pieces of a text that directly follows something else (a
+        `[MASK]`, say) with no space between: as the text would be tokenized
+        inside a longer one. WordPiece starts a word at every punctuation
+        mark and space anyway, so this is plain tokenization here;
+        `AlbertTokenizer` leaves out SentencePiece's word-start "▁".
+
+        Args:
+            texts: 1-D string tensor.
+        """
+        self._require_vocabulary()
+        return self._tokenize(tf.convert_to_tensor(texts, tf.string))
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor([None, None], dtype="int32", ragged=True)

@@ -120,12 +120,21 @@ def test_with_tokenizer_takes_a_vocabulary_path():
     # "16" used to fail comparing a str with an int: the packer names it.
     with pytest.raises(ValueError, match="`sequence_length` must be an integer"):
         with_tokenizer(classifier, SPM_MODEL_PATH, "16")
-    # A pretrainer built, then failed on the first call (no mask_positions).
+    # A pretrainer built, then failed on the first call (no mask_positions);
+    # it is a fill-mask model now.
     from albert_keras import AlbertPretrainer
+    from albert_keras.models.albert_fill_mask_text_model import (
+        AlbertFillMaskTextModel,
+    )
 
     pretrainer = AlbertPretrainer(classifier.backbone)
-    with pytest.raises(TypeError, match="wrap pretrainer.backbone"):
-        with_tokenizer(pretrainer, SPM_MODEL_PATH, 16)
+    model = with_tokenizer(pretrainer, SPM_MODEL_PATH, 16, top_k=2)
+    assert isinstance(model, AlbertFillMaskTextModel)
+    assert model.predict(["It [MASK]."], verbose=0)["token_ids"].shape == (1, 20, 2)
+    with pytest.raises(ValueError, match="needs an AlbertPretrainer"):
+        AlbertFillMaskTextModel(classifier, AlbertTokenizer(SPM_MODEL_PATH), 16)
+    with pytest.raises(ValueError, match="`top_k` must be a positive integer"):
+        with_tokenizer(pretrainer, SPM_MODEL_PATH, 16, top_k=0)
 
 
 def test_numpy_string_arrays_are_texts(models):
