@@ -39,7 +39,7 @@ def add_parser(subparsers):
         default=DEFAULT_INIT,
         help="the pretrained model: the output folder of `albert-keras pretrain`, "
         "a pretrainer.keras, an official release folder, a TF1 Hub, transformers "
-        "(AlbertForMaskedLM / AlbertForPreTraining) or keras-hub folder, or a "
+        "(AlbertForMaskedLM / AlbertForPreTraining) folder, or a "
         "converted release's name",
     )
     parser.add_argument(
