@@ -23,9 +23,19 @@ def take_positions(sequence, positions):
     >>> ops.convert_to_numpy(take_positions(x, np.array([[3, 0]]))).tolist()
     [[[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]]
     """
-    index = ops.cast(positions, "int32")[:, :, None]
     dtype = keras.backend.standardize_dtype(sequence.dtype)
     if dtype in ("bfloat16", "float16"):
-        gathered = ops.take_along_axis(ops.cast(sequence, "float32"), index, axis=1)
-        return ops.cast(gathered, dtype)
-    return ops.take_along_axis(sequence, index, axis=1)
+        return ops.cast(_take_rows(ops.cast(sequence, "float32"), positions), dtype)
+    return _take_rows(sequence, positions)
+
+
+def _take_rows(sequence, positions):
+    """The official `gather_indexes`: one gather of rows from the flattened
+    batch. (`ops.take_along_axis` broadcasts the index to [batch, P, H] and,
+    on TensorFlow, transposes it: in a traced function oneDNN then prints an
+    error line on CPUs without AVX-512.)"""
+    batch, length, width = ops.shape(sequence)
+    offsets = ops.arange(batch, dtype="int32")[:, None] * length
+    index = ops.reshape(ops.cast(positions, "int32") + offsets, [-1])
+    rows = ops.take(ops.reshape(sequence, [-1, width]), index, axis=0)
+    return ops.reshape(rows, [batch, -1, width])

@@ -10,6 +10,7 @@ from albert_keras.tokenizers.albert_packer import (
     keep_first,
     paired_row_lengths,
 )
+from albert_keras.tokenizers.ragged_rows import concat_rows
 from albert_keras.tokenizers.tensorflow_inputs import keep_tensorflow_inputs
 
 
@@ -136,26 +137,23 @@ class AlbertSpanPacker(keras.layers.Layer):
         windows = tf.shape(example, out_type=tf.int64)[0]
         cls = tf.fill([windows, 1], self.cls_id)
         sep = tf.fill([windows, 1], self.sep_id)
-        head = tf.concat([cls, query, sep], axis=1)
-        tail = tf.concat([doc, sep], axis=1)
-        tokens = tf.concat([head, tail], axis=1)
-        segments = tf.concat([tf.zeros_like(head), tf.ones_like(tail)], axis=1)
-        p_mask = tf.concat(
+        head = concat_rows([cls, query, sep])
+        tail = concat_rows([doc, sep])
+        tokens = concat_rows([head, tail])
+        segments = concat_rows([tf.zeros_like(head), tf.ones_like(tail)])
+        p_mask = concat_rows(
             [
                 tf.zeros_like(cls),
                 tf.ones_like(query),
                 tf.ones_like(sep),
                 tf.zeros_like(doc),
                 tf.ones_like(sep),
-            ],
-            axis=1,
+            ]
         )
         is_max = self._max_context(
             offsets, place, length, tf.size(context.flat_values, out_type=tf.int64)
         )
-        max_context = tf.concat(
-            [tf.zeros_like(head), is_max, tf.zeros_like(sep)], axis=1
-        )
+        max_context = concat_rows([tf.zeros_like(head), is_max, tf.zeros_like(sep)])
         shape = [None, self.sequence_length]
         return {
             "token_ids": tokens.to_tensor(self.pad_id, shape=shape),

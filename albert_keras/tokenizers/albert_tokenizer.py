@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from albert_keras.atomic_files import atomic_write
 from albert_keras.tokenizers import unicode_ops, unicode_tables
+from albert_keras.tokenizers.ragged_rows import concat_rows
 from albert_keras.tokenizers.tokenizer_base import AlbertTokenizerBase
 from albert_keras.tokenizers.vocabulary_files import (
     SENTENCEPIECE_SPECIALS,
@@ -194,8 +195,8 @@ class AlbertTokenizer(AlbertTokenizerBase):
         lengths = tf.strings.length(stems) - 1  # the comma is one byte
         stems = tf.strings.substr(stems, tf.zeros_like(lengths), lengths)
         sub = self._sp.tokenize(tf.strings.regex_replace(stems, SPIECE_UNDERLINE, ""))
-        sub = tf.concat(
-            [sub, tf.fill([tf.shape(at)[0], 1], tf.constant(self._comma_id))], axis=1
+        sub = concat_rows(
+            [sub, tf.fill([tf.shape(at)[0], 1], tf.constant(self._comma_id))]
         )
         sub_lengths = tf.cast(sub.row_lengths(), tf.int64)
         # Every piece becomes itself or its replacement, in place.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_keras.tokenizers import unicode_tables
+from albert_keras.tokenizers.ragged_rows import concat_rows
 
 MASK_TOKEN = "[MASK]"
 
@@ -48,33 +49,13 @@ def masked_text_ids(tokenizer, texts):
     pieces = _tokenize_in_two(tokenizer, flat, continues)
     # A mask after every segment but the last of its text.
     before_mask = index < tf.repeat(segments.row_lengths(), segments.row_lengths()) - 1
-    pieces = _with_mask_after(pieces, before_mask, tokenizer.token_to_id(MASK_TOKEN))
-    return segments.with_flat_values(pieces).merge_dims(1, 2)
-
-
-def _with_mask_after(pieces, after, mask_id):
-    """Ragged `pieces` with `mask_id` appended to the rows where `after` holds.
-
-    (Built with a scatter: a ragged `tf.concat` along the rows has oneDNN
-    print an error line on CPUs without AVX-512.)
-    """
-    lengths = pieces.row_lengths()
-    longer = lengths + tf.cast(after, lengths.dtype)
-    starts = tf.cumsum(longer, exclusive=True)
-    piece_at = tf.repeat(starts, lengths) + tf.ragged.range(lengths).flat_values
-    mask_at = tf.boolean_mask(starts + lengths, after)
-    values = tf.scatter_nd(
-        tf.concat([piece_at, mask_at], axis=0)[:, None],
-        tf.concat(
-            [
-                pieces.flat_values,
-                tf.fill(tf.shape(mask_at), tf.constant(mask_id, tf.int32)),
-            ],
-            axis=0,
-        ),
-        tf.reduce_sum(longer)[None],
+    mask_id = tf.constant(tokenizer.token_to_id(MASK_TOKEN), tf.int32)
+    masks = tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.math.count_nonzero(before_mask)], mask_id),
+        tf.cast(before_mask, tf.int64),
     )
-    return tf.RaggedTensor.from_row_lengths(values, longer, validate=False)
+    pieces = concat_rows([pieces, masks])
+    return segments.with_flat_values(pieces).merge_dims(1, 2)
 
 
 def _tokenize_in_two(tokenizer, texts, continues):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_keras.tokenizers.ragged_rows import concat_rows
+
 
 def space_piece_id(tokenizer):
     """The id of SentencePiece's bare word-boundary piece "▁", or None.
@@ -58,7 +60,7 @@ def word_pieces(tokenizer, words):
     # An empty word: the unknown token in its place.
     unk = tokenizer.special_token_ids["unk"]
     unknown = tf.fill([flat.nrows(), 1], tf.constant(unk, tf.int32))
-    with_unk = tf.concat([flat, unknown], 1)
+    with_unk = concat_rows([flat, unknown])
     keep = tf.ragged.range(counts + 1) < tf.expand_dims(tf.maximum(counts, 1), 1)
     flat = tf.ragged.boolean_mask(with_unk, keep)
     counts = tf.maximum(counts, 1)
