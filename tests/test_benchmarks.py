@@ -158,3 +158,21 @@ def test_model_build_compares_like_with_like():
     assert ours["parameters"] == hub["parameters"] > 0
     assert 0 < ours["cpu_seconds"] and 0 < hub["cpu_seconds"]
     assert 0 < ours["step_cpu_seconds"] and 0 < hub["step_cpu_seconds"]
+
+
+def test_fill_mask_runs_both_and_they_agree(tmp_path, capsys):
+    """The quick form of bench_fill_mask: ours and transformers' pipeline on
+    the same weights give the same top-1 piece for every text."""
+    pytest.importorskip("torch", reason="PyTorch is not a test dependency")
+    pytest.importorskip("transformers")
+    out = tmp_path / "r.json"
+    argv = ["--config", "tiny", "--texts", "6", "--words", "12", "--batch", "3"]
+    assert (
+        load("bench_fill_mask").main([*argv, "--repeats", "1", "--output", str(out)])
+        == 0
+    )
+    import json
+
+    result = json.loads(out.read_text())
+    assert result["top1_agreement"] == 1.0, result
+    assert "ratio ours / transformers" in capsys.readouterr().out

@@ -105,7 +105,9 @@ class AlbertFillMaskTextModel(AlbertTextModel):
         masks = tf.reduce_sum(tf.cast(ids == mask_id, tf.int32), axis=1)
         packed = self.packer(ids)
         found = tf.ragged.boolean_mask(
-            tf.ragged.range(tf.fill([tf.shape(texts)[0]], self.sequence_length)),
+            tf.ragged.range(
+                tf.fill([tf.shape(texts)[0]], tf.shape(packed["token_ids"])[1])
+            ),
             packed["token_ids"] == mask_id,
         )
         positions = found.to_tensor(-1, shape=[None, self.max_masks])

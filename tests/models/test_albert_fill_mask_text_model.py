@@ -94,6 +94,13 @@ def test_masks_past_the_length_or_the_limit_are_not_predicted(pretrainer):
     assert filled[0] == [[]] and [len(m) for m in filled[1]] == [2, 2, 0]
     assert filled[2] == [] and filled[3] == []
     assert filled[1][0][0]["text"].endswith(" [MASK] [MASK]")
+    # Padded to each batch's longest text: the same candidates.
+    dynamic = with_tokenizer(
+        pretrainer, SPM_MODEL_PATH, 16, top_k=2, max_masks=2, dynamic_length=True
+    )
+    got = dynamic.predict(texts, verbose=0)
+    np.testing.assert_array_equal(got["token_ids"], out["token_ids"])
+    np.testing.assert_allclose(got["scores"], out["scores"], atol=1e-6)
 
 
 def test_the_savedmodel_and_the_keras_file_give_the_same(pretrainer, tmp_path):
