@@ -71,6 +71,26 @@ def probability_or_auto(text: str) -> float | None:
     )
 
 
+def threshold_choice(text: str) -> float | str | None:
+    """An argparse type: a probability, "auto" (None) or "per-label" ("per_label").
+
+    Example:
+
+    >>> threshold_choice("0.3"), threshold_choice("auto"), threshold_choice("per-label")
+    (0.3, None, 'per_label')
+    """
+    if text == "per-label":
+        return "per_label"
+    try:
+        return probability_or_auto(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a threshold: give a probability between 0 and 1 "
+            "(such as 0.5), auto (one, chosen on dev) or per-label (one per "
+            "label, chosen on dev)"
+        ) from None
+
+
 def _number_or_auto(text, valid, what):
     """None for "auto", else `text` as a float that `valid` accepts; an
     `ArgumentTypeError` saying it is not `what` otherwise."""

@@ -64,6 +64,7 @@ class DevEvaluation(keras.callbacks.Callback):
         scores = self.score(self.model)
         self.history.append(scores)
         if logs is not None:
-            logs.update({f"val_{k}": v for k, v in scores.items()})
+            # Numbers only: a list (one threshold per label) stays in history.
+            logs.update({f"val_{k}": v for k, v in scores.items() if np.ndim(v) == 0})
         if self.verbose:
             print(f"epoch {epoch + 1} dev: {score_text(scores)}", flush=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras.cli_help import probability_or_auto, rate_or_auto
+from albert_keras.cli_help import rate_or_auto, threshold_choice
 
 
 def add_field_arguments(parser):
@@ -159,12 +159,13 @@ def add_multilabel_arguments(parser):
     group = parser.add_argument_group("multilabel")
     group.add_argument(
         "--threshold",
-        type=probability_or_auto,
+        type=threshold_choice,
         default="auto",
         help="a label is predicted where its probability (sigmoid) is above "
         "this; auto: the one of 0.05, 0.10, ... 0.95 with the best dev micro F1, "
         "chosen after every epoch (the best epoch's is exported and used by "
-        "predict)",
+        "predict); per-label: one for each label, the one with its best dev F1 "
+        "(optimistic on a small dev set)",
     )
 
 

@@ -113,3 +113,30 @@ def best_threshold(gold, probabilities, thresholds):
     probabilities = np.asarray(probabilities)
     tried = [(multi_label_scores(gold, probabilities > t), t) for t in thresholds]
     return max(tried, key=lambda x: (x[0]["micro_f1"], -abs(x[1] - 0.5)))
+
+
+def best_label_thresholds(gold, probabilities, thresholds):
+    """(scores, thresholds): each label's own threshold of `thresholds`, the
+    one with that label's best F1 on `gold`; ties, and labels never true
+    there, take the one nearest the shared `best_threshold`.
+
+    Example:
+    >>> scores, chosen = best_label_thresholds(
+    ...     [[1, 0], [0, 1]], [[0.6, 0.3], [0.2, 0.25]], (0.1, 0.5))
+    >>> chosen, scores["micro_f1"]
+    ([0.5, 0.1], 0.8)
+    """
+    gold = np.asarray(gold, bool)
+    probabilities = np.asarray(probabilities).reshape(gold.shape)
+    _, shared = best_threshold(gold, probabilities, thresholds)
+
+    def label_f1(j, t):
+        decided = probabilities[:, j] > t
+        tp = int((decided & gold[:, j]).sum())
+        return 2 * tp / (2 * tp + int((decided ^ gold[:, j]).sum())) if tp else 0.0
+
+    chosen = [
+        float(max(thresholds, key=lambda t, j=j: (label_f1(j, t), -abs(t - shared))))
+        for j in range(gold.shape[1])
+    ]
+    return multi_label_scores(gold, probabilities > np.asarray(chosen)), chosen

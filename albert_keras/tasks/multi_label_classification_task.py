@@ -22,7 +22,11 @@ from albert_keras.tasks.jsonl_records import (
     record_texts,
 )
 from albert_keras.tasks.label_checks import check_label_lines
-from albert_keras.tasks.metrics import best_threshold, multi_label_scores
+from albert_keras.tasks.metrics import (
+    best_label_thresholds,
+    best_threshold,
+    multi_label_scores,
+)
 from albert_keras.tasks.multi_label_records import (
     LABEL_KEYS,
     NO_LABELS,
@@ -39,6 +43,7 @@ _FIELD_FLAGS = (
 )
 # The thresholds a run without one chooses from on dev (0.05, 0.10, ... 0.95).
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
+PER_LABEL = "per_label"  # `threshold`: one for each label, chosen on dev
 
 
 @dataclasses.dataclass
@@ -61,7 +66,10 @@ class MultiLabelClassificationConfig:
         threshold: a label is predicted where its sigmoid is above this;
             None = chosen on dev after every epoch: the one of `THRESHOLDS`
             with the best micro F1 (as SQuAD 2.0's no-answer threshold),
-            which the best epoch's export and `predict` then apply.
+            which the best epoch's export and `predict` then apply;
+            "per_label" = one for each label, the one of `THRESHOLDS` with
+            that label's best dev F1 (`best_label_thresholds`; a small dev
+            set overfits them, and its figures are then optimistic).
     """
 
     labels: list | None = None
@@ -69,7 +77,7 @@ class MultiLabelClassificationConfig:
     pairs: bool | None = None
     sequence_length: int = 128
     label_fields: tuple = ()
-    threshold: float | None = None
+    threshold: float | str | None = None
 
     def __post_init__(self):
         for name in ("text_fields", "label_fields"):
@@ -83,13 +91,14 @@ class MultiLabelClassificationConfig:
                 f"Received: {self.text_fields}"
             )
         t = self.threshold
-        if t is not None and (
+        if t not in (None, PER_LABEL) and (
             isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1
         ):
             raise ValueError(
                 "`threshold` (--threshold) is the probability above which a "
                 "label is predicted, between 0 and 1 (or None, --threshold "
-                f"auto: chosen on dev). Received: {t!r}"
+                "auto: chosen on dev; 'per_label', --threshold per-label: one "
+                f"per label, chosen on dev). Received: {t!r}"
             )
         if self.labels is not None:
             self.labels = list(self.labels)
@@ -267,27 +276,30 @@ class MultiLabelClassificationTask(Task):
     def losses(self):
         return {"logits": keras.losses.BinaryCrossentropy(from_logits=True)}, None
 
-    def threshold(self) -> float:
+    def threshold(self) -> float | list:
         """The threshold applied: the config's, else the one chosen on dev for
-        the best epoch (`result`, the run's metrics.json), else 0.5."""
-        if self.config.threshold is not None:
+        the best epoch (`result`, the run's metrics.json; a list, one per
+        label, with `threshold="per_label"`), else 0.5."""
+        if self.config.threshold not in (None, PER_LABEL):
             return float(self.config.threshold)
         best = (self.result or {}).get("best") or {}
-        return float(best.get("threshold", 0.5))
+        chosen = best.get("threshold", 0.5)
+        return [float(t) for t in chosen] if np.ndim(chosen) else float(chosen)
 
     def scores(self, model, data, dataset):
         """The dev scores; without a config threshold, at the threshold of
         `THRESHOLDS` with the best micro F1 (ties: the one nearest 0.5),
-        reported as `threshold`."""
+        or one per label, reported as `threshold`."""
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"])
-        if self.config.threshold is not None:
+        if self.config.threshold not in (None, PER_LABEL):
             return self.metrics(data.labels(), logits)
-        scores, best = best_threshold(data.labels() > 0.5, sigmoid(logits), THRESHOLDS)
+        choose = best_label_thresholds if self.config.threshold else best_threshold
+        scores, best = choose(data.labels() > 0.5, sigmoid(logits), THRESHOLDS)
         return dict(scores, threshold=best)
 
     def metrics(self, labels, logits):
         """The scores of `logits` at the applied `threshold()`."""
-        decided = sigmoid(logits) > self.threshold()
+        decided = sigmoid(logits) > np.asarray(self.threshold())
         return multi_label_scores(np.asarray(labels) > 0.5, decided)
 
     def baselines(self, train, dev):
@@ -299,8 +311,12 @@ class MultiLabelClassificationTask(Task):
         common = np.asarray(sets.most_common(1)[0][0]) > 0.5
         frequencies = train.labels().reshape(len(train.examples), -1).mean(axis=0)
         constant = np.tile(frequencies, (len(gold), 1))
-        thresholds = THRESHOLDS if self.config.threshold is None else [self.threshold()]
-        by_frequency, _ = best_threshold(gold, constant, thresholds)
+        if self.config.threshold == PER_LABEL:
+            by_frequency, _ = best_label_thresholds(gold, constant, THRESHOLDS)
+        elif self.config.threshold is None:
+            by_frequency, _ = best_threshold(gold, constant, THRESHOLDS)
+        else:
+            by_frequency = multi_label_scores(gold, constant > self.threshold())
         return {
             "majority_set": multi_label_scores(gold, np.tile(common, (len(gold), 1))),
             "label_frequencies": by_frequency,
@@ -315,7 +331,8 @@ class MultiLabelClassificationTask(Task):
 
     def write_serving_extras(self, folder):
         """`assets.extra/labels.json` (the label of each logit, in order) and
-        `multi_label.json` (a sigmoid per logit, and the threshold)."""
+        `multi_label.json` (a sigmoid per logit, and the threshold: one
+        number, or one per label in the order of labels.json)."""
         import os
 
         from albert_keras.atomic_files import write_json
@@ -329,11 +346,10 @@ class MultiLabelClassificationTask(Task):
 
     def prediction(self, logits):
         probabilities = sigmoid(logits)
-        labels, threshold = self.config.labels, self.threshold()
+        labels = self.config.labels
+        above = probabilities > np.asarray(self.threshold())
         return {
-            "labels": [
-                x for x, p in zip(labels, probabilities, strict=True) if p > threshold
-            ],
+            "labels": [x for x, a in zip(labels, above, strict=True) if a],
             "probabilities": {
                 str(name): round(float(p), 6)
                 for name, p in zip(labels, probabilities, strict=True)

@@ -304,3 +304,73 @@ def test_cli_finetune_predict_and_savedmodel(tmp_path):
         max_abs_diff([line["probabilities"][x] for x in names], sigmoid(logits[0]))
         < 1e-5
     )
+
+
+def test_per_label_thresholds_are_each_labels_best_by_scikit_learn():
+    """Each label's threshold gives its best F1 of `THRESHOLDS` (scikit-learn's
+    f1_score); a label never true on dev keeps the shared threshold."""
+    from albert_keras.tasks.metrics import best_label_thresholds, best_threshold
+    from albert_keras.tasks.multi_label_classification_task import THRESHOLDS
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        gold = rng.random((40, 6)) < rng.uniform(0.05, 0.5, 6)
+        gold[:, 5] = False  # never true
+        probabilities = np.clip(gold * 0.3 + rng.random(gold.shape) * 0.7, 0, 1)
+        scores, chosen = best_label_thresholds(gold, probabilities, THRESHOLDS)
+        for j in range(5):
+            best = max(
+                sk.f1_score(gold[:, j], probabilities[:, j] > t, zero_division=0)
+                for t in THRESHOLDS
+            )
+            got = sk.f1_score(
+                gold[:, j], probabilities[:, j] > chosen[j], zero_division=0
+            )
+            assert got == pytest.approx(best)
+        assert chosen[5] == best_threshold(gold, probabilities, THRESHOLDS)[1]
+        decided = probabilities > np.asarray(chosen)
+        assert scores["micro_f1"] == pytest.approx(
+            sk.f1_score(gold, decided, average="micro", zero_division=0)
+        )
+
+
+def test_per_label_thresholds_reach_the_scores_the_export_and_predictions(tmp_path):
+    task = MultiLabelClassificationTask(
+        label_fields="topics", sequence_length=32, threshold="per_label"
+    )
+    train = task.read(TRAIN, training=True).subset(40, 0)
+    dev = task.read(DEV).subset(40, 0)
+    model = task.build_model(_classifier(10).backbone)
+    dataset = task.dataset(dev, TOKENIZER, batch_size=40)
+    scores = task.scores(model, dev, dataset)
+    chosen = scores["threshold"]
+    assert len(chosen) == 10 and all(0 < t < 1 for t in chosen)
+    logits = np.asarray(model.predict(dataset, verbose=0)["logits"])
+    decided = sigmoid(logits) > np.asarray(chosen)
+    assert scores["micro_f1"] == pytest.approx(
+        multi_label_scores(dev.labels() > 0.5, decided)["micro_f1"]
+    )
+    # The run's metrics.json holds them; predictions, export and the settings.
+    task.result = {"best": scores}
+    assert task.threshold() == chosen
+    line = task.prediction(logits[0])
+    names = task.config.labels
+    assert line["labels"] == [x for x, d in zip(names, decided[0], strict=True) if d]
+    assert set(task.baselines(train, dev)) == {"majority_set", "label_frequencies"}
+    task.write_serving_extras(str(tmp_path))
+    with open(tmp_path / "assets.extra" / "multi_label.json") as f:
+        assert json.load(f)["threshold"] == chosen
+    again = Task.from_config(json.loads(json.dumps(task.get_config())))
+    assert again.config.threshold == "per_label"
+    # A list in the scores stays out of the Keras logs (TensorBoard, CSV).
+    from albert_keras.tasks.dev_evaluation import DevEvaluation
+
+    logs = {}
+    DevEvaluation(lambda m: scores, verbose=False).on_epoch_end(0, logs)
+    assert "val_threshold" not in logs and logs["val_micro_f1"] == scores["micro_f1"]
+
+
+def test_the_threshold_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["finetune", "--task", "multilabel", "--threshold", "half"])
+    assert "or per-label (one per label, chosen on dev)" in capsys.readouterr().err
