@@ -143,3 +143,11 @@ def run_in_tensorflow_process(code: str, args: list[str], check: bool = True) ->
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
     command = [sys.executable, "-c", start + code, *args]
     return subprocess.run(command, env=env, check=check).returncode
+
+
+def rerun_on_tensorflow(argv: list[str]) -> int:
+    """The `albert-keras` command `argv` again, in a process on the TensorFlow
+    backend (what only TensorFlow runs: LiteRT files, the text models'
+    tokenizer ops); its exit status."""
+    code = "import sys; from albert_keras.cli import main; sys.exit(main(sys.argv[1:]))"
+    return run_in_tensorflow_process(code, argv, check=False)

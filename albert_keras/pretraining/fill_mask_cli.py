@@ -69,7 +69,15 @@ def add_parser(subparsers):
 
 
 def run_fill_mask(args):
+    import keras
+
     texts = _texts(args)
+    if keras.backend.backend() != "tensorflow":
+        # The tokenizer runs in TensorFlow ops: the same command there (a
+        # model pretrained on JAX loads on TensorFlow as it is).
+        from albert_keras.quiet_start import rerun_on_tensorflow
+
+        return rerun_on_tensorflow(args.argv)
     model = load_fill_mask_model(args.init, args.vocab, args.max_seq_length, args.top_k)
     results = model.fill_mask(texts)
     for text, masks in zip(texts, results, strict=True):

@@ -146,10 +146,9 @@ def _check_float(model, path):
 def _in_tensorflow_process(args):
     """The same command on the TensorFlow backend, whose graph the LiteRT
     converter reads (JAX and torch models convert through a .keras file)."""
-    from albert_keras.quiet_start import run_in_tensorflow_process
+    from albert_keras.quiet_start import rerun_on_tensorflow
 
-    code = "import sys; from albert_keras.cli import main; sys.exit(main(sys.argv[1:]))"
-    return run_in_tensorflow_process(code, args.argv, check=False)
+    return rerun_on_tensorflow(args.argv)
 
 
 def _check(model, output):

@@ -321,6 +321,26 @@ def finetune(work):
     return result
 
 
+def fill_mask(work):
+    """`albert-keras fill-mask` on JAX: a pretrainer saved here, filled in a
+    TensorFlow process (the tokenizer's ops are TensorFlow's)."""
+    import shutil
+
+    from albert_keras.sample_text import SPM_MODEL_PATH
+
+    folder = os.path.join(work, "pretrain_run")
+    os.makedirs(folder, exist_ok=True)
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    AlbertPretrainer(AlbertBackbone(config)).save(
+        os.path.join(folder, "pretrainer.keras")
+    )
+    shutil.copy(SPM_MODEL_PATH, os.path.join(folder, "vocab.model"))
+    out = os.path.join(work, "fill.jsonl")
+    code, _ = _cli(["fill-mask", "Emma was [MASK] of it.", "--init", folder,
+                    "--output", out])  # fmt: skip
+    return {"code": code}
+
+
 def main(work, names):
     report = {"backend": keras.backend.backend()}
     for name in names:

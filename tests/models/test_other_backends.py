@@ -23,7 +23,7 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "backend_checks.py")
 CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "task_export", "finetune", "failed_loops", "input_ranges",
+        "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -249,6 +249,26 @@ def test_task_export_on_jax(backend_runs):
     run, saved = work / "task_run", work / "task_savedmodel"
     assert (saved / "saved_model.pb").exists()
     assert not (run / "savedmodel").exists()  # export=False: only the one asked
+
+
+def test_fill_mask_command_on_jax(backend_runs):
+    """`KERAS_BACKEND=jax albert-keras fill-mask` reruns itself on TensorFlow:
+    the candidates of the model saved on JAX, as TensorFlow gives them here."""
+    import json
+
+    import keras
+
+    from albert_keras.models import with_tokenizer
+
+    work, result = _check(backend_runs, "jax", "fill_mask")
+    assert result["code"] == 0
+    with open(work / "fill.jsonl") as f:
+        got = json.loads(f.readline())["masks"]
+    folder = work / "pretrain_run"
+    model = keras.saving.load_model(str(folder / "pretrainer.keras"))
+    expected = with_tokenizer(model, str(folder / "vocab.model"), 128)
+    expected = expected.fill_mask("Emma was [MASK] of it.")[0]
+    assert [c["token_id"] for c in got[0]] == [c["token_id"] for c in expected[0]]
 
 
 def test_ids_outside_the_tables_are_refused_on_jax(backend_runs):
