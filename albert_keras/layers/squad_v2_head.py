@@ -137,9 +137,7 @@ class SquadV2Head(keras.layers.Layer):
         else:
             start_top_log_probs, start_top_index = ops.top_k(start_log_probs, k1)
             start_top_index = ops.cast(start_top_index, "int32")
-            chosen = ops.take_along_axis(
-                sequence, start_top_index[:, :, None], axis=1
-            )  # [b, k1, H]
+            chosen = take_positions(sequence, start_top_index)  # [b, k1, H]
             tokens = ops.broadcast_to(
                 sequence[:, None], (batch, k1) + tuple(ops.shape(sequence)[1:])
             )

@@ -11,7 +11,7 @@ def concat_rows(parts):
     TensorFlow's ragged concatenation along the rows transposes an integer
     tensor, and in a traced function oneDNN then prints "oneDNN supports
     DT_INT32 only on platforms with AVX-512" as an error line on CPUs
-    without AVX-512. Here the rows are gathered in order instead.
+    without AVX-512. Here each value is scattered to its place instead.
 
     Args:
         parts: ragged or dense tensors, each [n, ...], of one dtype.
@@ -28,9 +28,20 @@ def concat_rows(parts):
     parts = [
         tf.RaggedTensor.from_tensor(p) if isinstance(p, tf.Tensor) else p for p in parts
     ]
-    parts = [p.with_row_splits_dtype(tf.int64) for p in parts]
-    n = parts[0].nrows()
-    k = tf.constant(len(parts), tf.int64)
-    i = tf.range(k * n)
-    rows = tf.gather(tf.concat(parts, axis=0), (i % k) * n + i // k)
-    return tf.RaggedTensor.from_uniform_row_length(rows, k).merge_dims(1, 2)
+    lengths = [p.row_lengths() for p in parts]
+    lengths = [tf.cast(n, tf.int64) for n in lengths]
+    total = tf.add_n(lengths) if len(lengths) > 1 else lengths[0]
+    start = tf.cumsum(total, exclusive=True)  # of each joined row
+    places, values = [], []
+    for part, n in zip(parts, lengths, strict=True):
+        # Each value goes to its row's start, after the earlier parts' values.
+        offsets = tf.cast(tf.ragged.range(n).flat_values, tf.int64)
+        places.append(tf.repeat(start, n) + offsets)
+        values.append(part.flat_values)
+        start = start + n
+    flat = tf.scatter_nd(
+        tf.concat(places, axis=0)[:, None],
+        tf.concat(values, axis=0),
+        tf.reduce_sum(total)[None],
+    )
+    return tf.RaggedTensor.from_row_lengths(flat, total, validate=False)
