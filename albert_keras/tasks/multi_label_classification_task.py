@@ -278,13 +278,17 @@ class MultiLabelClassificationTask(Task):
 
     def threshold(self) -> float | list:
         """The threshold applied: the config's, else the one chosen on dev for
-        the best epoch (`result`, the run's metrics.json; a list, one per
-        label, with `threshold="per_label"`), else 0.5."""
+        the best epoch (`result`, the run's metrics.json; with
+        `threshold="per_label"` a list, one per label, from its
+        `threshold_<i>`), else 0.5."""
         if self.config.threshold not in (None, PER_LABEL):
             return float(self.config.threshold)
         best = (self.result or {}).get("best") or {}
-        chosen = best.get("threshold", 0.5)
-        return [float(t) for t in chosen] if np.ndim(chosen) else float(chosen)
+        if self.config.threshold == PER_LABEL:
+            keys = [f"threshold_{i}" for i in range(len(self.config.labels or ()))]
+            if keys and all(k in best for k in keys):
+                return [float(best[k]) for k in keys]
+        return float(best.get("threshold", 0.5))
 
     def scores(self, model, data, dataset):
         """The dev scores; without a config threshold, at the threshold of
@@ -293,8 +297,13 @@ class MultiLabelClassificationTask(Task):
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"])
         if self.config.threshold not in (None, PER_LABEL):
             return self.metrics(data.labels(), logits)
-        choose = best_label_thresholds if self.config.threshold else best_threshold
-        scores, best = choose(data.labels() > 0.5, sigmoid(logits), THRESHOLDS)
+        gold, probabilities = data.labels() > 0.5, sigmoid(logits)
+        if self.config.threshold == PER_LABEL:
+            # One number per label (`threshold_<i>`, label order): the Keras
+            # logs, history.csv and metrics.json keep numbers.
+            scores, chosen = best_label_thresholds(gold, probabilities, THRESHOLDS)
+            return dict(scores, **{f"threshold_{i}": t for i, t in enumerate(chosen)})
+        scores, best = best_threshold(gold, probabilities, THRESHOLDS)
         return dict(scores, threshold=best)
 
     def metrics(self, labels, logits):
