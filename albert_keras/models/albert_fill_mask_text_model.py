@@ -149,12 +149,7 @@ class AlbertFillMaskTextModel(AlbertTextModel):
 
     def _add_endpoints(self, archive):
         """`serve(texts [batch])` -> token_ids, tokens, scores, masks."""
-        add_traced_endpoint(
-            archive,
-            "serve",
-            lambda texts: self._in_rows(lambda t: self(t, training=False), texts),
-            [tf.TensorSpec([None], tf.string)],
-        )
+        add_traced_endpoint(archive, *self._texts_endpoint())
 
     def get_config(self):
         return {

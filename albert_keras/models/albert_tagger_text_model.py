@@ -101,12 +101,7 @@ class AlbertTaggerTextModel(AlbertTextModel):
 
     def _add_endpoints(self, archive):
         """`serve(texts [batch])` -> words, tags, tag_ids, scores, logits."""
-        add_traced_endpoint(
-            archive,
-            "serve",
-            lambda texts: self._in_rows(lambda t: self(t, training=False), texts),
-            [tf.TensorSpec([None], tf.string)],
-        )
+        add_traced_endpoint(archive, *self._texts_endpoint())
 
     def get_config(self):
         return {**super().get_config(), "tags": self.tags}

@@ -204,16 +204,11 @@ class AlbertTextModel(keras.Model):
         """The SavedModel's signatures (a subclass serves other inputs); the
         first one added is also `serving_default`."""
         spec = tf.TensorSpec([None], tf.string)
-        served = self._in_rows
         endpoints = [
-            (
-                "serve",
-                lambda texts: served(lambda t: self(t, training=False), texts),
-                [spec],
-            ),
+            self._texts_endpoint(),
             (
                 "serve_pairs",
-                lambda text_a, text_b: served(
+                lambda text_a, text_b: self._in_rows(
                     lambda a, b: self((a, b), training=False), text_a, text_b
                 ),
                 [spec, spec],
@@ -221,6 +216,15 @@ class AlbertTextModel(keras.Model):
         ]
         for name, function, signature in endpoints[:: -1 if self.pairs else 1]:
             add_traced_endpoint(archive, name, function, signature)
+
+    def _texts_endpoint(self):
+        """`("serve", function, signature)`: the model on a batch of single
+        texts, `serving_rows` rows at a time."""
+        return (
+            "serve",
+            lambda texts: self._in_rows(lambda t: self(t, training=False), texts),
+            [tf.TensorSpec([None], tf.string)],
+        )
 
     _serving_rows = None
 
