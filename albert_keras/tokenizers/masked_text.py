@@ -66,14 +66,8 @@ def _tokenize_in_two(tokenizer, texts, continues):
     parts = tf.dynamic_partition(texts, part, 2)
     starts = tokenizer(parts[0])
     rest = tokenizer.tokenize_continuations(parts[1])
-    both = tf.concat([_int64_splits(starts), _int64_splits(rest)], axis=0)
-    return tf.gather(both, tf.argsort(tf.concat(order, axis=0)))
-
-
-def _int64_splits(ids):
-    """Ragged ids with int64 row splits (both tokenizers' outputs concatenate)."""
-    if ids.row_splits.dtype == tf.int64:
-        return ids
-    return tf.RaggedTensor.from_row_splits(
-        ids.flat_values, tf.cast(ids.row_splits, tf.int64), validate=False
+    both = tf.concat(
+        [starts.with_row_splits_dtype(tf.int64), rest.with_row_splits_dtype(tf.int64)],
+        axis=0,
     )
+    return tf.gather(both, tf.argsort(tf.concat(order, axis=0)))
