@@ -121,7 +121,7 @@ class AlbertFillMaskTextModel(AlbertTextModel):
         scores, ids = tf.math.top_k(
             tf.nn.softmax(tf.cast(logits, tf.float32)), self.top_k
         )
-        found = tf.repeat(found[..., None], self.top_k, axis=-1)
+        found = found[..., None]  # tf.where broadcasts it over the top k
         return {
             "token_ids": tf.where(found, ids, -1),
             "tokens": tf.where(found, self.tokenizer.tokens_of(ids), ""),
