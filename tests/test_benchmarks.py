@@ -176,3 +176,25 @@ def test_fill_mask_runs_both_and_they_agree(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert result["top1_agreement"] == 1.0, result
     assert "ratio ours / transformers" in capsys.readouterr().out
+
+
+def test_finetune_padding_cuts_and_groups_the_work(tmp_path, capsys):
+    """The quick form of bench_finetune_padding: cut batches compute fewer
+    token columns than full-length ones, grouped fewer still, in ours and in
+    transformers alike; both train every way."""
+    pytest.importorskip("torch", reason="PyTorch is not a test dependency")
+    pytest.importorskip("transformers")
+    out = tmp_path / "r.json"
+    data = os.path.join(ROOT, "tests", "data", "tasks", "rt_sentiment", "train.jsonl")
+    argv = ["--config", "tiny", "--texts", "256", "--data", data, "--output", str(out)]
+    assert load("bench_finetune_padding").main(argv) == 0
+    import json
+
+    result = json.loads(out.read_text())
+    for side in ("ours", "transformers"):
+        full, cut, grouped = (
+            result[w][f"{side}_tokens"] for w in ("full", "cut", "grouped")
+        )
+        assert full == 256 * 128 and grouped < cut < full, result
+    assert all(len(result[w]["ours_epochs_s"]) == 3 for w in ("full", "cut", "grouped"))
+    assert "ratio ours / transformers" in capsys.readouterr().out

@@ -106,6 +106,7 @@ class ClassificationTask(Task):
     """
 
     config_class = ClassificationConfig
+    groups_by_length = True
 
     @property
     def regression(self) -> bool:
@@ -212,7 +213,16 @@ class ClassificationTask(Task):
             label = index[key]
         return {"text_a": texts[0], "text_b": texts[1], "label": label}
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+    def dataset(
+        self,
+        data,
+        tokenizer,
+        batch_size,
+        training=False,
+        seed=0,
+        epochs=None,
+        group_by_length=False,
+    ):
         from albert_keras.tasks.task_datasets import text_dataset
 
         return self.packed_dataset(
@@ -224,6 +234,7 @@ class ClassificationTask(Task):
             seed,
             epochs,
             regression=self.regression,
+            group_by_length=group_by_length,
         )
 
     def build_model(self, backbone):

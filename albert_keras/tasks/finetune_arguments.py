@@ -95,6 +95,12 @@ def add_training_arguments(parser):
         "fine-tuning",
     )
     training.add_argument(
+        "--group-by-length",
+        action="store_true",
+        help="batch training texts of similar length together: less padding, "
+        "faster steps (transformers' group_by_length); not for tag or squad",
+    )
+    training.add_argument(
         "--max-seq-length",
         type=int,
         default=128,

@@ -203,6 +203,7 @@ def run_finetune(args):
         max_train_examples=args.max_train_examples,
         max_dev_examples=args.max_dev_examples,
         lora_rank=args.lora_rank or None,
+        group_by_length=args.group_by_length,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

@@ -56,6 +56,11 @@ class FinetuningOptions:
             model, loaded and run as any other. The backups of a LoRA run
             also keep the adapters and the unmerged kernels (`lora.npz`), so
             a resumed run continues exactly.
+        group_by_length: batch training texts of similar length together
+            (transformers' `group_by_length`; see
+            `task_datasets.length_grouped`): batches carry less padding, so
+            steps are faster; the batches differ from those of a plain
+            shuffle. Texts, pairs and multiple choice (not tag or squad).
         verbose: "auto": Keras' progress bar on a terminal, plain lines in
             a log file (`progress_output`); 1, 2 or 0 as in Keras' `fit`.
 
@@ -78,6 +83,7 @@ class FinetuningOptions:
     export: bool = True
     verbose: int | str = "auto"
     lora_rank: int | None = None
+    group_by_length: bool = False
 
     def __post_init__(self):
         if self.optimizer not in ("adamw", "adamw_official"):

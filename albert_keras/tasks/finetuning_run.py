@@ -80,6 +80,12 @@ def run_finetuning(
     from albert_keras.training.run_lock import RunLock
 
     options = FinetuningOptions(**options)
+    if options.group_by_length and not task.groups_by_length:
+        raise ValueError(
+            f"{type(task).__name__} does not group by length (--group-by-length): "
+            "its rows are full-length windows (squad) or are read back by "
+            "position (tag). Leave the flag out for this task."
+        )
     with RunLock(output_dir, "albert-keras finetune"):
         if overwrite:
             clear_run(output_dir)
@@ -161,6 +167,8 @@ def _settings(task, train, dev, init, options):
         recorded.pop(name)
     if not recorded["lora_rank"]:  # full fine-tuning: as runs before the option
         recorded.pop("lora_rank")
+    if not recorded["group_by_length"]:  # the same
+        recorded.pop("group_by_length")
     return {
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
@@ -196,6 +204,7 @@ def _batch(task, splits, options, first_epoch):
             training=name == "train",
             seed=options.seed,
             epochs=range(first_epoch, options.epochs),
+            **({"group_by_length": True} if options.group_by_length else {}),
         )
 
 

@@ -144,6 +144,7 @@ class MultiLabelClassificationTask(Task):
 
     config_class = MultiLabelClassificationConfig
     monitor = "micro_f1"
+    groups_by_length = True
     multi_label = True
 
     @classmethod
@@ -238,7 +239,16 @@ class MultiLabelClassificationTask(Task):
         hot[classes] = 1.0
         return dict(example, label=hot.tolist())
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+    def dataset(
+        self,
+        data,
+        tokenizer,
+        batch_size,
+        training=False,
+        seed=0,
+        epochs=None,
+        group_by_length=False,
+    ):
         from albert_keras.tasks.task_datasets import text_dataset
 
         none = [0.0] * len(self.config.labels)
@@ -256,6 +266,7 @@ class MultiLabelClassificationTask(Task):
             data.report,
             regression=True,  # float32 labels: the multi-hot rows
             epochs=epochs,
+            group_by_length=group_by_length,
         )
 
     def build_model(self, backbone):

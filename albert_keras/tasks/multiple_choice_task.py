@@ -70,6 +70,7 @@ class MultipleChoiceTask(Task):
     """
 
     config_class = MultipleChoiceConfig
+    groups_by_length = True
 
     def read(self, source, training=False, require_labels=True):
         records, report = read_records(source, require_labels, self.config.label_field)
@@ -140,11 +141,27 @@ class MultipleChoiceTask(Task):
             return "label is not an option index"
         return {"context": context, "options": options, "label": label}
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+    def dataset(
+        self,
+        data,
+        tokenizer,
+        batch_size,
+        training=False,
+        seed=0,
+        epochs=None,
+        group_by_length=False,
+    ):
         from albert_keras.tasks.task_datasets import choice_dataset
 
         return self.packed_dataset(
-            choice_dataset, data, tokenizer, batch_size, training, seed, epochs
+            choice_dataset,
+            data,
+            tokenizer,
+            batch_size,
+            training,
+            seed,
+            epochs,
+            group_by_length=group_by_length,
         )
 
     def build_model(self, backbone):

@@ -38,6 +38,8 @@ class Task:
     config_class: type = None
     # The dev metric the best epoch is chosen by (higher is better).
     monitor = "accuracy"
+    # Its `dataset` takes `group_by_length` (FinetuningOptions).
+    groups_by_length = False
 
     def __init__(self, config=None, **fields):
         if config is None:
@@ -60,6 +62,8 @@ class Task:
         Training data comes shuffled, the `epochs` (a `range`, default one)
         back to back, epoch `e` in an order fixed by `seed` and `e` (see
         `task_datasets.epoch_batches`), so a resumed run sees the same data.
+        Tasks of texts also take `group_by_length=True` (see
+        `task_datasets.length_grouped`).
         """
         raise NotImplementedError
 
@@ -130,7 +134,7 @@ class Task:
 
     def packed_dataset(
         self, make, data, tokenizer, batch_size, training, seed, epochs=None, **kw
-    ):
+    ):  # kw: `make`'s own, e.g. group_by_length
         """`make` (a `task_datasets` pipeline) over `data`, unlabelled rows as 0."""
         rows = [dict(e, label=e["label"] or 0) for e in data.examples]
         length = self.config.sequence_length

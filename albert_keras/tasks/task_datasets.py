@@ -13,6 +13,14 @@ import tensorflow as tf
 from albert_keras.tokenizers.albert_packer import AlbertPacker
 
 _CHUNK = 2048
+# Packed batches are cut to their longest row rounded up to this: a few
+# shapes (XLA compiles one step per shape), at most 31 pad columns each.
+PAD_MULTIPLE = 32
+# `group_by_length`: rows are sorted by length within runs of this many
+# batches of the shuffled stream (transformers' megabatches are 50; 8 keep
+# nearly all the saving: 0.44 of the full-length work on movie reviews at
+# length 128, 0.41 with 50, 0.71 without grouping).
+GROUP_BATCHES = 8
 
 
 def tokenize_texts(tokenizer, texts):
@@ -70,6 +78,63 @@ def epoch_batches(dataset, batch, training=False, seed=0, epochs=None):
     return stream if stream is not None else batch(dataset.take(0))
 
 
+def trim_padding(features, multiple=PAD_MULTIPLE):
+    """Packed features cut to their batch's longest row, rounded up to `multiple`.
+
+    The cut columns are padding, which no real token attends to (and the
+    official heads read `[CLS]` or masked positions only), so the model
+    gives the same outputs on fewer columns.
+
+    Args:
+        features: dict of int32 [..., length] tensors with a `padding_mask`.
+        multiple: the cut length is a multiple of this (or the full length).
+
+    Example:
+    >>> mask = tf.constant([[1] * 5 + [0] * 123])
+    >>> trim_padding({"padding_mask": mask})["padding_mask"].shape
+    TensorShape([1, 32])
+    """
+    mask = features["padding_mask"]
+    longest = tf.reduce_max(tf.reduce_sum(mask, axis=-1))
+    rounded = tf.maximum(-(-longest // multiple) * multiple, multiple)
+    length = tf.minimum(rounded, tf.shape(mask)[-1])
+    return {key: value[..., :length] for key, value in features.items()}
+
+
+def length_grouped(dataset, batch_size, lengths):
+    """Batches of rows of similar length: each run of `GROUP_BATCHES` batches
+    of `dataset` is sorted by `lengths(*rows)`, longest first, then cut into
+    batches (transformers' `group_by_length`). As many batches as
+    `ragged_batch(batch_size)`.
+
+    Args:
+        dataset: elements of ragged rows (already shuffled for training).
+        batch_size: rows per batch.
+        lengths: callable(*batched rows) -> int [rows]: each row's length.
+
+    Example:
+    >>> ids = tf.ragged.constant([[1], [1, 2, 3], [1, 2]])
+    >>> ds = tf.data.Dataset.from_tensor_slices(ids)
+    >>> grouped = length_grouped(ds, 2, lambda rows: rows.row_lengths())
+    >>> [b.to_list() for b in grouped]
+    [[[1, 2, 3], [1, 2]], [[1]]]
+    """
+
+    def longest_first(*rows):
+        order = tf.argsort(lengths(*rows), direction="DESCENDING", stable=True)
+        rows = tuple(tf.gather(row, order) for row in rows)
+        return rows if len(rows) > 1 else rows[0]
+
+    chunks = dataset.ragged_batch(batch_size * GROUP_BATCHES).map(longest_first)
+    return chunks.unbatch().ragged_batch(batch_size)
+
+
+def _batches(batch_size, group_by_length, lengths):
+    if group_by_length:
+        return lambda d: length_grouped(d, batch_size, lengths)
+    return lambda d: d.ragged_batch(batch_size)
+
+
 def text_dataset(
     examples,
     tokenizer,
@@ -80,6 +145,7 @@ def text_dataset(
     report=None,
     regression=False,
     epochs=None,
+    group_by_length=False,
 ):
     """(features, label) batches of single texts or text pairs.
 
@@ -96,10 +162,14 @@ def text_dataset(
         regression: float32 labels instead of int32 class indices.
         epochs: training only: the epochs to produce, back to back (a
             `range`; default one).
+        group_by_length: training only: batch texts of similar length
+            together (see `length_grouped`): less padding, faster steps.
 
     Returns:
         A `tf.data.Dataset` of (`{"token_ids", "segment_ids", "padding_mask"}`,
-        label) with int32 [batch, sequence_length] features.
+        label) with int32 [batch, length] features: `length` is the batch's
+        longest packed row rounded up to `PAD_MULTIPLE`, at most
+        `sequence_length` (see `trim_padding`).
 
     Example:
     >>> from albert_keras.sample_text import SPM_MODEL_PATH
@@ -121,11 +191,14 @@ def text_dataset(
     )
     packer = AlbertPacker.for_tokenizer(tokenizer, sequence_length)
     dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
-    dataset = epoch_batches(
-        dataset, lambda d: d.ragged_batch(batch_size), training, seed, epochs
+    batch = _batches(
+        batch_size,
+        group_by_length and training,
+        lambda x, y, _: x.row_lengths() + y.row_lengths(),
     )
+    dataset = epoch_batches(dataset, batch, training, seed, epochs)
     dataset = dataset.map(
-        lambda x, y, label: (packer(x, y), label),
+        lambda x, y, label: (trim_padding(packer(x, y)), label),
         num_parallel_calls=tf.data.AUTOTUNE,
     )
     return dataset.prefetch(tf.data.AUTOTUNE)
@@ -140,6 +213,7 @@ def choice_dataset(
     seed=0,
     report=None,
     epochs=None,
+    group_by_length=False,
 ):
     """(features, label) batches for multiple choice, [batch, choices, length].
 
@@ -151,11 +225,12 @@ def choice_dataset(
         examples: dicts with `context`, `options` and `label` (see
             `read_task_file`), all with the same number of options.
         tokenizer, sequence_length, batch_size, training, seed, report,
-            epochs: as `text_dataset`.
+            epochs, group_by_length: as `text_dataset` (a row's length is
+            its longest option's).
 
     Returns:
-        A `tf.data.Dataset` of (features [batch, choices, sequence_length],
-        int32 label [batch]).
+        A `tf.data.Dataset` of (features [batch, choices, length], int32
+        label [batch]), `length` as `text_dataset`'s.
     """
     choices = len(examples[0]["options"])
     contexts = tokenize_texts(tokenizer, [e["context"] for e in examples])
@@ -177,11 +252,14 @@ def choice_dataset(
     def pack(x, y, label):
         packed = packer(x.merge_dims(0, 1), y.merge_dims(0, 1))
         shape = [-1, choices, sequence_length]
-        return {k: tf.reshape(v, shape) for k, v in packed.items()}, label
+        packed = {k: tf.reshape(v, shape) for k, v in packed.items()}
+        return trim_padding(packed), label
+
+    def longest_option(x, y, _):
+        return tf.reduce_max(x.row_lengths(axis=2) + y.row_lengths(axis=2), axis=1)
 
     dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
-    dataset = epoch_batches(
-        dataset, lambda d: d.ragged_batch(batch_size), training, seed, epochs
-    )
+    batch = _batches(batch_size, group_by_length and training, longest_option)
+    dataset = epoch_batches(dataset, batch, training, seed, epochs)
     dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -327,10 +327,13 @@ def test_init_from_a_pretrained_model_and_the_cli(tmp_path, capsys):
             "0",
             "--optimizer",
             "adamw_official",
+            "--group-by-length",
         ]
     )
     assert code == 0
     printed = capsys.readouterr().out
+    with open(out / "run_settings.json") as f:
+        assert json.load(f)["group_by_length"] is True
     assert "Best dev epoch 1" in printed and "Baseline majority_class" in printed
     # Output that is not a terminal gets plain lines, not Keras' redrawn bar.
     assert "epoch 1/1 done in" in printed and "val_accuracy" in printed
