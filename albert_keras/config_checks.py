@@ -85,3 +85,18 @@ def unknown_preset(name, names: list[str]) -> str:
     if close:
         return f"{told} Did you mean {close!r}?"
     return f"{told} Allowed: {', '.join(names)}"
+
+
+def check_accumulation_steps(steps) -> int:
+    """`steps` as an int of 1 or more, or a ValueError that says what to pass.
+
+    >>> check_accumulation_steps(4)
+    4
+    """
+    if not is_positive_int(steps):
+        raise ValueError(
+            "`gradient_accumulation_steps` (--gradient-accumulation-steps) is "
+            "how many batches are averaged into one update: give a whole number, "
+            f"1 (no accumulation) or more. Received: {steps!r}"
+        )
+    return int(steps)

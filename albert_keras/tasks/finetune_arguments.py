@@ -95,6 +95,14 @@ def add_training_arguments(parser):
         "fine-tuning",
     )
     training.add_argument(
+        "--gradient-accumulation-steps",
+        type=int,
+        default=1,
+        metavar="N",
+        help="update once every N batches with their mean gradient: "
+        "--batch-size B trains as batch N*B in the memory of B (1: every batch)",
+    )
+    training.add_argument(
         "--group-by-length",
         action="store_true",
         help="batch training texts of similar length together: less padding, "

@@ -204,6 +204,7 @@ def run_finetune(args):
         max_dev_examples=args.max_dev_examples,
         lora_rank=args.lora_rank or None,
         group_by_length=args.group_by_length,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from albert_keras.config_checks import check_accumulation_steps
+
 # Where `albert-keras pretrain` writes by default, and so what `finetune`
 # starts from by default: the README's first command, then fine-tuning.
 DEFAULT_INIT = "runs/pretrain"
@@ -61,6 +63,12 @@ class FinetuningOptions:
             `task_datasets.length_grouped`): batches carry less padding, so
             steps are faster; the batches differ from those of a plain
             shuffle. Texts, pairs and multiple choice (not tag or squad).
+        gradient_accumulation_steps: update once every N batches with the
+            mean of their gradients (Keras' `gradient_accumulation_steps`,
+            transformers' Trainer option of the same name): `batch_size` B
+            and N train as batch N * B (its schedule, its steps) in the
+            memory of B. Batches left over at the end of the run (fewer
+            than N) update nothing.
         verbose: "auto": Keras' progress bar on a terminal, plain lines in
             a log file (`progress_output`); 1, 2 or 0 as in Keras' `fit`.
 
@@ -84,6 +92,7 @@ class FinetuningOptions:
     verbose: int | str = "auto"
     lora_rank: int | None = None
     group_by_length: bool = False
+    gradient_accumulation_steps: int = 1
 
     def __post_init__(self):
         if self.optimizer not in ("adamw", "adamw_official"):
@@ -111,6 +120,7 @@ class FinetuningOptions:
                 "better dev score before stopping: give 1 or more (a run of "
                 f"--epochs N stops at N anyway). Received: patience={self.patience}"
             )
+        check_accumulation_steps(self.gradient_accumulation_steps)
         if self.lora_rank is not None and self.lora_rank < 0:
             raise ValueError(
                 "`lora_rank` must be 0 or None (full fine-tuning) or at least 1. "
@@ -127,6 +137,36 @@ def lora_summary(model, rank):
         if "seed_generator_state" not in v.path  # dropout's, not parameters
     )
     return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
+
+
+def update_count(num_rows: int, options) -> int:
+    """The optimizer updates of the run: its batches over the accumulation.
+
+    Raises a ValueError when the accumulation would leave no update; says
+    the effective batch when there is accumulation.
+
+    Example:
+    >>> update_count(100, FinetuningOptions(epochs=2, batch_size=10))
+    20
+    """
+    accumulation = options.gradient_accumulation_steps
+    batches = -(-num_rows // options.batch_size) * options.epochs
+    steps = batches // accumulation
+    if steps == 0:
+        raise ValueError(
+            f"--gradient-accumulation-steps {accumulation} is more than the "
+            f"{batches} batches of the whole run, so nothing would train. Give "
+            f"at most {batches}, or a smaller --batch-size."
+        )
+    if accumulation > 1:
+        batch = options.batch_size
+        print(
+            f"Gradient accumulation: {accumulation} batches of {batch} per "
+            f"update (batch {accumulation * batch} in the memory of {batch}), "
+            f"{steps} updates",
+            flush=True,
+        )
+    return steps
 
 
 def choose_learning_rate(options, hidden_size):

@@ -29,6 +29,7 @@ from albert_keras.tasks.finetuning_options import (
     choose_learning_rate,
     lora_summary,
     refuse_int8_full_finetuning,
+    update_count,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
 from albert_keras.tasks.finished_run import clear_run, finished_run, mark_finished
@@ -169,6 +170,8 @@ def _settings(task, train, dev, init, options):
         recorded.pop("lora_rank")
     if not recorded["group_by_length"]:  # the same
         recorded.pop("group_by_length")
+    if recorded["gradient_accumulation_steps"] == 1:  # the same
+        recorded.pop("gradient_accumulation_steps")
     return {
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
@@ -253,7 +256,7 @@ def _build_model(task, init, splits, options, name):
         print(lora_summary(model, options.lora_rank), flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
-    steps = -(-splits["train"].num_rows // options.batch_size) * options.epochs
+    steps = update_count(splits["train"].num_rows, options)
     losses, loss_weights = task.losses()
     choose_learning_rate(options, backbone.config.hidden_size)
     model.compile(
@@ -262,6 +265,7 @@ def _build_model(task, init, splits, options, name):
             options.learning_rate,
             num_train_steps=max(steps, 1),
             num_warmup_steps=int(options.warmup_fraction * steps),
+            gradient_accumulation_steps=options.gradient_accumulation_steps,
         ),
         loss=losses,
         loss_weights=loss_weights,

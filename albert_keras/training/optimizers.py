@@ -6,6 +6,7 @@ import functools
 
 import keras
 
+from albert_keras.config_checks import check_accumulation_steps
 from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.official_adamw import OfficialAdamW
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
@@ -22,6 +23,7 @@ def create_optimizer(
     weight_decay: float = 0.01,
     epsilon: float = 1e-6,
     clipnorm: float | None = 1.0,
+    gradient_accumulation_steps: int = 1,
 ):
     """The pretraining (LAMB) or fine-tuning (AdamW) optimizer with its schedule.
 
@@ -45,6 +47,10 @@ def create_optimizer(
             which adds it to the update before the trust ratio).
         epsilon: epsilon of the second-moment denominator.
         clipnorm: global-norm clipping, or None.
+        gradient_accumulation_steps: update once every N batches, with the
+            mean of their gradients (Keras' `gradient_accumulation_steps`):
+            N batches of B rows train as one of N * B, in the memory of B.
+            `num_train_steps` and `num_warmup_steps` count updates.
 
     Example:
     >>> optimizer = create_optimizer("lamb", 1e-3, 1000, 100)
@@ -61,8 +67,12 @@ def create_optimizer(
             f"The weight decay must be 0 or more. Received: {weight_decay}. "
             "Pass e.g. --weight-decay 0.01 (the official rate), or 0 for none."
         )
+    accumulation = check_accumulation_steps(gradient_accumulation_steps)
     schedule = WarmupPolynomialDecay(
-        learning_rate, decay_steps=num_train_steps, warmup_steps=num_warmup_steps
+        learning_rate,
+        decay_steps=num_train_steps,
+        warmup_steps=num_warmup_steps,
+        accumulation_steps=accumulation,
     )
     classes = {
         "lamb": FastLamb,
@@ -79,6 +89,7 @@ def create_optimizer(
         weight_decay=weight_decay,
         epsilon=epsilon,
         global_clipnorm=clipnorm,
+        gradient_accumulation_steps=accumulation if accumulation > 1 else None,
     )
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY)
     return optimizer

@@ -19,6 +19,11 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         warmup_steps: int. Warmup steps (the paper: 3125).
         end_learning_rate: float. Final rate.
         power: float. 1.0 is linear decay.
+        accumulation_steps: int. The optimizer's `gradient_accumulation_steps`
+            (1: none). Keras calls the schedule with the count of batches, not
+            of updates; dividing by this counts updates, so that `decay_steps`
+            and `warmup_steps` are updates and N accumulated batches of B
+            rows step as one batch of N * B.
 
     Example:
     >>> schedule = WarmupPolynomialDecay(1e-3, decay_steps=100, warmup_steps=10)
@@ -33,6 +38,7 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         warmup_steps=0,
         end_learning_rate=0.0,
         power=1.0,
+        accumulation_steps=1,
     ):
         if decay_steps < 1:
             raise ValueError(
@@ -48,8 +54,11 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         self.warmup_steps = warmup_steps
         self.end_learning_rate = end_learning_rate
         self.power = power
+        self.accumulation_steps = int(accumulation_steps)
 
     def __call__(self, step):
+        if self.accumulation_steps > 1:
+            step = ops.floor_divide(step, self.accumulation_steps)
         step = ops.cast(step, "float32")
         done = ops.minimum(step, float(self.decay_steps)) / float(self.decay_steps)
         decayed = (self.learning_rate - self.end_learning_rate) * ops.power(
@@ -67,4 +76,5 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
             "warmup_steps": self.warmup_steps,
             "end_learning_rate": self.end_learning_rate,
             "power": self.power,
+            "accumulation_steps": self.accumulation_steps,
         }

@@ -124,6 +124,15 @@ def fit(work):
     return {"losses": history.history["loss"], "end_top_index_shape": list(shape)}
 
 
+def accumulation(work):
+    """Gradient accumulation vs one large batch (tests/accumulation_runs.py)."""
+    sys.path.insert(0, os.path.dirname(HERE))
+    from accumulation_runs import accumulation_differences
+
+    cases = (("adamw", 2), ("lamb", 2))  # Keras' schedule gap: the TF test
+    return accumulation_differences(cases, jit_compile=True, keras_schedule=False)
+
+
 def squad_predict(work):
     """SQuAD 2.0 predicts with and without `start_positions` alike."""
     from albert_keras import AlbertSquadV2

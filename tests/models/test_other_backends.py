@@ -24,6 +24,7 @@ CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
         "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
+        "accumulation",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -239,6 +240,14 @@ def test_text_model_on_other_backends_says_tensorflow(backend_runs, backend):
     messages = "\n".join(result["messages"])
     assert messages.count("KERAS_BACKEND=tensorflow") == 2, messages
     assert f"backend is {backend}" in messages
+
+
+def test_gradient_accumulation_on_jax(backend_runs):
+    """2 batches of 8 per update train as batches of 16 (XLA-compiled)."""
+    _, result = _check(backend_runs, "jax", "accumulation")
+    for name in ("adamw", "lamb"):
+        assert result[name]["updates"] == [4, 4], result
+        assert result[name]["2x8"] < 1e-6, result
 
 
 def test_task_export_on_jax(backend_runs):

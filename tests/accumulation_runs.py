@@ -1,0 +1,102 @@
+"""Gradient accumulation against one large batch, on any Keras backend.
+
+`accumulation_differences` fits the same tiny classifier twice from the same
+weights: once with batches of 16, once with batches of 8 (or 4) accumulated
+2 (or 4) times per update, both with `create_optimizer`'s warmup and decay.
+Without dropout the two are the same computation up to float32 rounding, so
+the largest weight difference is the check. The tests on TensorFlow import
+it; `tests/models/backend_checks.py` runs it on JAX.
+"""
+
+import keras
+import numpy as np
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.training.optimizers import NO_DECAY, create_optimizer
+from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
+
+ROWS, LENGTH, RATE, UPDATES = 64, 12, 3e-3, 4
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    x = {
+        "token_ids": rng.integers(5, 60, (ROWS, LENGTH)).astype("int32"),
+        "segment_ids": np.zeros((ROWS, LENGTH), "int32"),
+        "padding_mask": np.ones((ROWS, LENGTH), "int32"),
+    }
+    return x, (x["token_ids"][:, 0] > 30).astype("int32")
+
+
+def fitted_weights(optimizer, batch_size, jit_compile=False):
+    """{path: array} after one epoch of the 64 rows, in order, from seed 1."""
+    keras.utils.set_random_seed(1)
+    config = AlbertConfig(
+        vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=32, max_position_embeddings=16,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    model = AlbertClassifier(AlbertBackbone(config), 2, dropout=0.0)
+    model.compile(
+        optimizer=optimizer,
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
+    )
+    x, y = _data()
+    model.fit(x, y, batch_size=batch_size, shuffle=False, verbose=0)
+    weights = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
+    return weights, int(keras.ops.convert_to_numpy(optimizer.iterations))
+
+
+def _difference(a, b):
+    return float(max(np.abs(a[k] - b[k]).max() for k in a))
+
+
+def keras_schedule_optimizer(name, steps):
+    """Keras' accumulation alone: its schedule sees batches, not updates."""
+    schedule = WarmupPolynomialDecay(RATE, decay_steps=UPDATES, warmup_steps=1)
+    kind = {"adamw": keras.optimizers.AdamW, "lamb": keras.optimizers.Lamb}[name]
+    optimizer = kind(
+        learning_rate=schedule,
+        weight_decay=0.01,
+        epsilon=1e-6,
+        global_clipnorm=1.0,
+        gradient_accumulation_steps=steps,
+    )
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY)
+    return optimizer
+
+
+def accumulation_differences(
+    cases=(("adamw", 2, 4), ("lamb", 2)), jit_compile=False, keras_schedule=True
+):
+    """{name: {"2x8", "4x4", ...: max diff, "updates": [...]}}; the first name
+    also gets "keras_schedule_2x8" (Keras' accumulation, undivided schedule)
+    if `keras_schedule`.
+
+    `cases`: (optimizer name, accumulation steps, ...) each. Without XLA by
+    default: on TensorFlow each XLA compile costs seconds, and the check is
+    the accumulation, not the compiler.
+    """
+    report = {}
+    for name, *counts in cases:
+        large, updates = fitted_weights(
+            create_optimizer(name, RATE, UPDATES, 1), ROWS // UPDATES, jit_compile
+        )
+        entry = {"updates": [updates]}
+        for steps in counts:
+            optimizer = create_optimizer(
+                name, RATE, UPDATES, 1, gradient_accumulation_steps=steps
+            )
+            small, updates = fitted_weights(
+                optimizer, ROWS // UPDATES // steps, jit_compile
+            )
+            entry[f"{steps}x{ROWS // UPDATES // steps}"] = _difference(large, small)
+            entry["updates"].append(updates)
+        if keras_schedule and not report:
+            keras_only, _ = fitted_weights(
+                keras_schedule_optimizer(name, 2), ROWS // UPDATES // 2, jit_compile
+            )
+            entry["keras_schedule_2x8"] = _difference(large, keras_only)
+        report[name] = entry
+    return report
