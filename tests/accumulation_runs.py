@@ -5,7 +5,7 @@ weights: once with batches of 16, once with batches of 8 (or 4) accumulated
 2 (or 4) times per update, both with `create_optimizer`'s warmup and decay.
 Without dropout the two are the same computation up to float32 rounding, so
 the largest weight difference is the check. The tests on TensorFlow import
-it; `tests/models/backend_checks.py` runs it on JAX.
+it; `tests/models/backend_checks.py` runs it on JAX and torch.
 """
 
 import keras

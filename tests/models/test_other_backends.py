@@ -28,7 +28,7 @@ CHECKS = {
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "finetune",
+        "finetune", "accumulation",
     ],
 }  # fmt: skip
 # TensorFlow quiet; XLA's CPU code unoptimized: it compiles in a fraction of
@@ -242,9 +242,10 @@ def test_text_model_on_other_backends_says_tensorflow(backend_runs, backend):
     assert f"backend is {backend}" in messages
 
 
-def test_gradient_accumulation_on_jax(backend_runs):
-    """2 batches of 8 per update train as batches of 16 (XLA-compiled)."""
-    _, result = _check(backend_runs, "jax", "accumulation")
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_gradient_accumulation_on_other_backends(backend_runs, backend):
+    """2 batches of 8 per update train as batches of 16 (XLA on JAX)."""
+    _, result = _check(backend_runs, backend, "accumulation")
     for name in ("adamw", "lamb"):
         assert result[name]["updates"] == [4, 4], result
         assert result[name]["2x8"] < 1e-6, result

@@ -1,7 +1,7 @@
 """Gradient accumulation: N batches of B train exactly as one batch of N * B.
 
 The reference is the same model fitted with the large batch and no
-accumulation (`tests/accumulation_runs.py`; JAX runs it in
+accumulation (`tests/accumulation_runs.py`; JAX and torch run it in
 `tests/models/backend_checks.py`). Keras' own `gradient_accumulation_steps`
 alone is not enough: its schedule is called with the count of batches, so
 warmup and decay would run N times too fast; the test shows that gap too.
