@@ -155,8 +155,8 @@ def update_count(num_rows: int, options) -> int:
     if steps == 0:
         raise ValueError(
             f"--gradient-accumulation-steps {accumulation} is more than the "
-            f"{batches} batches of the whole run, so nothing would train. Give "
-            f"at most {batches}, or a smaller --batch-size."
+            f"batches of the whole run ({batches}), so nothing would train. "
+            f"Give at most {batches}, or a smaller --batch-size."
         )
     if accumulation > 1:
         batch = options.batch_size

@@ -66,7 +66,9 @@ def test_a_run_with_fewer_batches_than_one_update_is_refused(capsys):
     assert update_count(64, options) == 4  # 16 batches
     assert "batch 32 in the memory of 8), 4 updates" in capsys.readouterr().out
     options.gradient_accumulation_steps = 17
-    with pytest.raises(ValueError, match="more than the 16 batches.*at most 16"):
+    with pytest.raises(
+        ValueError, match=r"more than the batches of the whole run \(16\).*at most 16"
+    ):
         update_count(64, options)
 
 
