@@ -131,7 +131,8 @@ def _run_from(task, train, dev, inits, output_dir, vocab, settings, options):
     splits = _read_splits(task, train, dev, options)
     _batch(task, splits, options, 0)  # SQuAD: makes the windows (num_rows)
     warnings_found = _print_warnings(task, splits)
-    model = _build_model(task, source, splits, options, name=init)
+    steps = update_count(splits["train"].num_rows, options)  # before the load
+    model = _build_model(task, source, steps, options, name=init)
     state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
     if state.restore(model):
         print(state.describe(), flush=True)
@@ -220,11 +221,11 @@ def _print_warnings(task, splits):
     return found
 
 
-def _build_model(task, init, splits, options, name):
+def _build_model(task, init, steps, options, name):
     """The compiled task model over the `init` backbone (its head reused if it fits).
 
-    `name`: what to call `init` in the log (a release .tar.gz for its
-    unpacked folder).
+    `steps`: the optimizer updates of the run (`update_count`). `name`: what
+    to call `init` in the log (a release .tar.gz for its unpacked folder).
     """
     from albert_keras.models.weight_copy import reuse_task_head
     from albert_keras.tasks.init_labels import head_left_out, other_labels
@@ -256,7 +257,6 @@ def _build_model(task, init, splits, options, name):
         print(lora_summary(model, options.lora_rank), flush=True)
     # Span heads read the sequence output only, as the official ones.
     warnings.filterwarnings("ignore", "Gradients do not exist for variables.*pooler")
-    steps = update_count(splits["train"].num_rows, options)
     losses, loss_weights = task.losses()
     choose_learning_rate(options, backbone.config.hidden_size)
     model.compile(
