@@ -10,8 +10,9 @@ it; `tests/models/backend_checks.py` runs it on JAX and torch.
 
 import keras
 import numpy as np
+from albert_test_case import micro_config
 
-from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras import AlbertBackbone, AlbertClassifier
 from albert_keras.training.optimizers import NO_DECAY, create_optimizer
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
 
@@ -31,11 +32,7 @@ def _data():
 def fitted_weights(optimizer, batch_size, jit_compile=False):
     """{path: array} after one epoch of the 64 rows, in order, from seed 1."""
     keras.utils.set_random_seed(1)
-    config = AlbertConfig(
-        vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=2,
-        num_attention_heads=2, intermediate_size=32, max_position_embeddings=16,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-    )  # fmt: skip
+    config = micro_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = AlbertClassifier(AlbertBackbone(config), 2, dropout=0.0)
     model.compile(
         optimizer=optimizer,

@@ -20,6 +20,15 @@ LEARNING_RATES = ((256, 2e-4), (512, 1e-4), (1024, 3e-5))
 LARGEST_MODEL_RATE = 1e-5
 
 
+# Each option added after the first runs, and its values that train as before
+# it: a run's settings leave them out, so the older runs still resume.
+LATER_OPTIONS = {
+    "lora_rank": (None, 0),  # full fine-tuning
+    "group_by_length": (False,),
+    "gradient_accumulation_steps": (1,),
+}
+
+
 def auto_learning_rate(hidden_size: int) -> float:
     """The default peak fine-tuning rate for a backbone of this hidden size.
 
@@ -139,6 +148,15 @@ def lora_summary(model, rank):
     return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
 
 
+def batches_per_epoch(num_rows: int, options) -> int:
+    """The training batches of one epoch (at least 1).
+
+    >>> batches_per_epoch(100, FinetuningOptions(batch_size=32))
+    4
+    """
+    return max(-(-num_rows // options.batch_size), 1)
+
+
 def update_count(num_rows: int, options) -> int:
     """The optimizer updates of the run: its batches over the accumulation.
 
@@ -150,7 +168,7 @@ def update_count(num_rows: int, options) -> int:
     20
     """
     accumulation = options.gradient_accumulation_steps
-    batches = -(-num_rows // options.batch_size) * options.epochs
+    batches = batches_per_epoch(num_rows, options) * options.epochs
     steps = batches // accumulation
     if steps == 0:
         raise ValueError(

@@ -25,7 +25,9 @@ import numpy as np
 from albert_keras.atomic_files import copy_file, write_json
 from albert_keras.tasks.finetuning_options import (
     DEFAULT_INIT,
+    LATER_OPTIONS,
     FinetuningOptions,
+    batches_per_epoch,
     choose_learning_rate,
     lora_summary,
     refuse_int8_full_finetuning,
@@ -167,12 +169,11 @@ def _settings(task, train, dev, init, options):
     recorded = dataclasses.asdict(options)
     for name in ("verbose", "export", "jit_compile"):
         recorded.pop(name)
-    if not recorded["lora_rank"]:  # full fine-tuning: as runs before the option
-        recorded.pop("lora_rank")
-    if not recorded["group_by_length"]:  # the same
-        recorded.pop("group_by_length")
-    if recorded["gradient_accumulation_steps"] == 1:  # the same
-        recorded.pop("gradient_accumulation_steps")
+    # Options added later are left out when they do what runs before them
+    # did, so those runs still resume.
+    for name, unchanged in LATER_OPTIONS.items():
+        if recorded[name] in unchanged:
+            recorded.pop(name)
     return {
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
@@ -304,7 +305,7 @@ def _fit(task, model, splits, output_dir, options, state):
         validation_data=dev.batches,
         epochs=options.epochs,
         initial_epoch=state.epochs_done,
-        steps_per_epoch=_batches_per_epoch(splits["train"], options),
+        steps_per_epoch=batches_per_epoch(splits["train"].num_rows, options),
         callbacks=callbacks + progress,  # progress lines see the dev scores
         verbose=verbose,
         shuffle=False,  # the pipeline shuffles
@@ -320,10 +321,6 @@ def _baseline_lines(task, splits):
             label = name.replace("_", " ") + " (dev)"
             lines["val_" + task.monitor] = (label, float(scores[task.monitor]))
     return lines
-
-
-def _batches_per_epoch(data, options):
-    return max(-(-data.num_rows // options.batch_size), 1)
 
 
 def _result(task, init, vocab, splits, state, options):
