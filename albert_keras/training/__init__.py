@@ -9,6 +9,8 @@ need TensorFlow.
 from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
 _ATTRIBUTES = {
+    "DenseAdamW": "albert_keras.training.dense_adamw",
+    "DenseGradients": "albert_keras.training.dense_gradients",
     "FastLamb": "albert_keras.training.fast_lamb",
     "LossCurvePlot": "albert_keras.training.loss_curve_plot",
     "NanGuard": "albert_keras.training.nan_guard",

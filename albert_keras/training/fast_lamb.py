@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from albert_keras.training.dense_gradients import DenseGradients
 from albert_keras.training.official_adamw import official_adam_direction
 
 # Below this many elements a plain reduction is as fast as anything else.
@@ -96,7 +97,7 @@ def square_sum(x, use_matmul: bool = True):
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class FastLamb(keras.optimizers.Lamb):
+class FastLamb(DenseGradients, keras.optimizers.Lamb):
     """`keras.optimizers.Lamb`, with its norms computed faster on CPU.
 
     The same algorithm and arguments as `keras.optimizers.Lamb` (Adam moments

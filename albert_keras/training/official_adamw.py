@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from albert_keras.training.dense_gradients import DenseGradients
+
 
 def official_adam_direction(optimizer, gradient, variable):
     """Steps the Adam moments the official way; returns m / (sqrt(v) + eps).
@@ -23,7 +25,7 @@ def official_adam_direction(optimizer, gradient, variable):
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class OfficialAdamW(keras.optimizers.AdamW):
+class OfficialAdamW(DenseGradients, keras.optimizers.AdamW):
     """`AdamWeightDecayOptimizer` of the official `optimization.py`.
 
     `keras.optimizers.AdamW` without bias correction of the Adam moments: the

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 
-import keras
-
 from albert_keras.config_checks import check_accumulation_steps
+from albert_keras.training.dense_adamw import DenseAdamW
 from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.official_adamw import OfficialAdamW
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
@@ -77,7 +76,7 @@ def create_optimizer(
     classes = {
         "lamb": FastLamb,
         "lamb_official": functools.partial(FastLamb, official_update=True),
-        "adamw": keras.optimizers.AdamW,
+        "adamw": DenseAdamW,
         "adamw_official": OfficialAdamW,
     }
     if name not in classes:
