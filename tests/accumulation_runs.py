@@ -97,3 +97,48 @@ def accumulation_differences(
             entry["keras_schedule_2x8"] = _difference(large, keras_only)
         report[name] = entry
     return report
+
+
+def _pretrained_weights(out, accumulation, jit_compile):
+    """{path: array} and the final step after 4 updates of 8 rows, each in
+    `accumulation` batches, served by `PretrainingBatches` (no TensorFlow)."""
+    from albert_test_case import official_features
+
+    from albert_keras.pretraining.pretraining_batches import PretrainingBatches
+    from albert_keras.pretraining.pretraining_run import run_pretraining
+
+    batch = 8 // accumulation
+    features = official_features(32, 12)
+
+    def train_dataset(skip):
+        return PretrainingBatches(features, batch, steps=4 * accumulation, skip=skip)
+
+    keras.utils.set_random_seed(0)
+    result = run_pretraining(
+        train_dataset,
+        micro_config(50),
+        out,
+        global_batch_size=batch,
+        sequence_length=12,
+        num_train_steps=4,
+        num_warmup_steps=1,
+        learning_rate=1e-2,
+        gradient_accumulation_steps=accumulation,
+        steps_per_epoch=2,
+        save_every=2,
+        jit_compile=jit_compile,
+        verbose=0,
+    )
+    model = result["model"]
+    weights = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
+    return weights, result["global_step"]
+
+
+def pretraining_differences(work, jit_compile=False):
+    """`run_pretraining` with 2 batches of 4 per update vs batches of 8:
+    {"2x4": max weight diff, "steps": [final step of each]}."""
+    import os
+
+    large, step = _pretrained_weights(os.path.join(work, "large"), 1, jit_compile)
+    small, small_step = _pretrained_weights(os.path.join(work, "acc"), 2, jit_compile)
+    return {"2x4": _difference(large, small), "steps": [step, small_step]}

@@ -54,6 +54,14 @@ def _add_training_arguments(pretrain):
         help="global batch, over all replicas",
     )
     pretrain.add_argument(
+        "--gradient-accumulation-steps",
+        type=int,
+        default=1,
+        help="update once every N batches with their mean gradient: a batch "
+        "of N x --batch-size in the memory of --batch-size; --steps, "
+        "--warmup-steps, --save-every and --steps-per-epoch count updates",
+    )
+    pretrain.add_argument(
         "--steps", type=int, help="default 1000, or 400 for the embedded corpus"
     )
     pretrain.add_argument(

@@ -96,8 +96,9 @@ def array_datasets(args, train, held_out):
     from albert_keras.pretraining.pretraining_batches import PretrainingBatches
 
     def train_dataset(skip):
+        batches = args.steps * args.gradient_accumulation_steps
         return PretrainingBatches(
-            train, args.batch_size, steps=args.steps, skip=skip, seed=args.seed
+            train, args.batch_size, steps=batches, skip=skip, seed=args.seed
         )
 
     eval_dataset = None

@@ -86,10 +86,10 @@ def _run_pretrain(args):
     )
     from albert_keras.pretraining.pretrain_outputs import write_outputs
     from albert_keras.pretraining.pretraining_run import (
-        check_step_accounting,
         held_out_sizes,
         run_pretraining,
     )
+    from albert_keras.pretraining.step_accounting import check_step_accounting
     from albert_keras.training.run_settings import record_run_settings
     from albert_keras.training.worker_files import worker_private_dir
 
@@ -98,7 +98,11 @@ def _run_pretrain(args):
     config = _named_config(args)
     # Before the data is made (hours on a large corpus), not after.
     check_step_accounting(
-        args.steps, args.steps_per_epoch, args.save_every, args.steps_per_execution
+        args.steps,
+        args.steps_per_epoch,
+        args.save_every,
+        args.steps_per_execution,
+        args.gradient_accumulation_steps,
     )
     settings = check_pretrain_settings(args)
     if finished_run(args):
@@ -303,7 +307,7 @@ def _print_plan(args, config, devices, data_dir, sizes):
     print(
         f"Pretraining {source}: "
         f"H={config.hidden_size} L={config.num_hidden_layers} V={config.vocab_size}, "
-        f"batch {args.batch_size} x {args.max_seq_length}, {args.steps} steps, "
+        f"batch {_batch(args)} x {args.max_seq_length}, {args.steps} steps, "
         f"{devices} device(s); logs in {args.output_dir}",
         flush=True,
     )
@@ -318,6 +322,14 @@ def _print_plan(args, config, devices, data_dir, sizes):
         )
 
 
+def _batch(args) -> str:
+    """The batch of an update, and how it is made under accumulation."""
+    batch, n = args.batch_size, args.gradient_accumulation_steps
+    if n == 1:
+        return str(batch)
+    return f"{batch * n} ({n} accumulated batches of {batch}, in the memory of {batch})"
+
+
 def _training_options(args) -> dict:
     """`run_pretraining`'s keyword arguments from the flags."""
     return dict(
@@ -328,6 +340,7 @@ def _training_options(args) -> dict:
         learning_rate=args.learning_rate,
         weight_decay=args.weight_decay,
         optimizer=args.optimizer,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
         steps_per_epoch=args.steps_per_epoch,
         save_every=args.save_every,
         keep_checkpoints=args.keep_checkpoints,

@@ -216,10 +216,11 @@ def repeat_report(args, data_dir) -> tuple[str, str | None]:
     instances = (stats or {}).get("instances")
     if not instances:
         return "", None
-    seen = args.steps * args.batch_size
+    batch = args.batch_size * getattr(args, "gradient_accumulation_steps", 1)
+    seen = args.steps * batch
     repeats = seen / instances
     line = (
-        f"{args.steps} steps x batch {args.batch_size} = {seen:,} sequences: "
+        f"{args.steps} steps x batch {batch} = {seen:,} sequences: "
         f"{repeats:.1f} passes over {instances:,} training instances"
     )
     if repeats <= MAX_REPEATS:
@@ -232,7 +233,7 @@ def repeat_report(args, data_dir) -> tuple[str, str | None]:
         f"{text}, --dupe-factor {dupe}; the text itself {repeats * dupe:.0f} "
         f"times). The model learns these pairs and masks by heart: its training "
         f"loss and accuracies will overstate what it learned. Use more text "
-        f"(--input), fewer --steps ({max(1, instances // args.batch_size):,} "
+        f"(--input), fewer --steps ({max(1, instances // batch):,} "
         f"steps see each instance once), or a larger --dupe-factor (new pairs "
         f"and masks of the same text; in a new --output-dir, since this one's "
         f"data is made)."

@@ -31,6 +31,9 @@ def check_pretrain_settings(args) -> dict:
         "init_checkpoint vocab_size held_out_every eval_records eval_steps"
     ).split()
     settings = {name: getattr(args, name, None) for name in names}
+    _check_same_accumulation(args.output_dir, args.gradient_accumulation_steps)
+    if args.gradient_accumulation_steps != 1:  # runs before the flag: none
+        settings["gradient_accumulation_steps"] = args.gradient_accumulation_steps
     # The vocabulary by its bytes: the data's ids and the model's size.
     settings["vocab_sha256"] = file_fingerprint(args.vocab)
     if args.records is None:  # the run makes its data: from what, and how
@@ -63,6 +66,24 @@ def _refuse_other_data(folder, settings):
             "--force-resume included. Use another --output-dir (add "
             f"--init-checkpoint {os.path.join(folder, 'pretrainer.keras')} to go "
             "on from this run's model)."
+        )
+
+
+def _check_same_accumulation(folder, accumulation):
+    """The checkpoints hold the optimizer's count of batches (and, under
+    accumulation, its gradient sums): N cannot change within a run."""
+    recorded = read_json(os.path.join(folder, SETTINGS_FILE))
+    if recorded is None:
+        return
+    before = recorded.get("gradient_accumulation_steps", 1)
+    if before != accumulation:
+        raise ValueError(
+            f"{folder} holds a run with --gradient-accumulation-steps {before}; "
+            f"its checkpoints count batches of that, so {accumulation} cannot "
+            "go on from them, --force-resume included. Pass "
+            f"--gradient-accumulation-steps {before}, or use another --output-dir "
+            f"(add --init-checkpoint {os.path.join(folder, 'pretrainer.keras')} "
+            "to go on from this run's finished model)."
         )
 
 

@@ -22,9 +22,11 @@ from albert_keras.pretraining.held_out_statistics import (  # noqa: F401
     held_out_sizes,
     unigram_accuracy,
 )
+from albert_keras.pretraining.step_accounting import check_step_accounting
 from albert_keras.training.history_csv import HistoryCsv, read_history_rows
 from albert_keras.training.loss_curve_plot import LossCurvePlot
 from albert_keras.training.nan_guard import NanGuard
+from albert_keras.training.optimizer_steps import optimizer_updates
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
 from albert_keras.training.progress_lines import progress_output
@@ -68,7 +70,7 @@ def copy_from_group0(source: AlbertPretrainer, target: AlbertPretrainer) -> None
         copy_weights(src, dst)
 
 
-# long: 25 documented keyword arguments (a 35-line docstring), passed on by name.
+# long: 26 documented keyword arguments (a 40-line docstring), passed on by name.
 def run_pretraining(
     train_dataset: Callable,
     config: AlbertConfig,
@@ -83,6 +85,7 @@ def run_pretraining(
     learning_rate: float = 0.00176,
     weight_decay: float = 0.01,
     optimizer: str = "lamb",
+    gradient_accumulation_steps: int = 1,
     steps_per_epoch: int = 100,
     save_every: int = 100,
     keep_checkpoints: int = 3,
@@ -101,12 +104,13 @@ def run_pretraining(
     """Pretrains (or resumes pretraining) and returns the final metrics.
 
     Args:
-        train_dataset: a function `skip_steps -> tf.data.Dataset` of batched
-            official features, already skipping `skip_steps` batches, so a
-            resumed run continues where the data stopped; or `skip_steps ->
+        train_dataset: a function `skip -> tf.data.Dataset` of batched
+            official features, already skipping `skip` batches, so a resumed
+            run continues where the data stopped; or `skip ->
             PretrainingBatches` (no TensorFlow), serving the batches from
-            `skip_steps` to `num_train_steps`. Batches are global (the
-            strategy or distribution splits them across devices).
+            `skip` to `num_train_steps * gradient_accumulation_steps`.
+            Batches are global (the strategy or distribution splits them
+            across devices).
         config: the model config.
         output_dir: checkpoints (`checkpoints/`), TensorBoard logs (`logs/`),
             `history.csv`, `curves.png` and the final `metrics.json`.
@@ -122,6 +126,11 @@ def run_pretraining(
         optimizer: "lamb" (`keras.optimizers.Lamb` as `FastLamb`) or
             "lamb_official" (the official `LAMBOptimizer`'s update: no bias
             correction, the decay inside the trust ratio; see `FastLamb`).
+        gradient_accumulation_steps: N batches per update, their gradients
+            averaged (Keras' accumulation, the schedule counting updates): a
+            batch of N * `global_batch_size` in the memory of one. Steps,
+            warmup, epochs and saves count updates; checkpoints land between
+            updates.
         steps_per_epoch: steps per Keras epoch (one progress bar and one
             point of the curves each).
         save_every, keep_checkpoints: checkpoint frequency and retention.
@@ -147,7 +156,11 @@ def run_pretraining(
     """
     strategy = _strategy(strategy, distribution)
     check_step_accounting(
-        num_train_steps, steps_per_epoch, save_every, steps_per_execution
+        num_train_steps,
+        steps_per_epoch,
+        save_every,
+        steps_per_execution,
+        gradient_accumulation_steps,
     )
     # Workers other than the chief run the same callbacks (checkpoint saves
     # are collective) but write their files somewhere private, removed at the
@@ -161,6 +174,7 @@ def run_pretraining(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
         optimizer=optimizer,
+        gradient_accumulation_steps=gradient_accumulation_steps,
         steps_per_epoch=steps_per_epoch,
         save_every=save_every,
         keep_checkpoints=keep_checkpoints,
@@ -214,6 +228,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
                 kw["num_train_steps"],
                 kw["num_warmup_steps"],
                 weight_decay=kw["weight_decay"],
+                gradient_accumulation_steps=kw["gradient_accumulation_steps"],
             ),
             kw["jit_compile"],
             kw["steps_per_execution"],
@@ -222,6 +237,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
         os.path.join(run_dir, "checkpoints"), kw["save_every"], kw["keep_checkpoints"]
     )
     steps, per_epoch = kw["num_train_steps"], kw["steps_per_epoch"]
+    batches = kw["gradient_accumulation_steps"]  # per update (step)
     step = _restore_or_start(
         model, config, checkpoint, kw["init_model"], kw["init_from_group0"], steps
     )
@@ -239,10 +255,12 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
             # ends at exactly `num_train_steps`.
             warnings.filterwarnings("ignore", "Your input ran out of data")
             history = model.fit(
-                _training_batches(train_dataset(step), steps - step),
+                _training_batches(
+                    train_dataset(step * batches), (steps - step) * batches
+                ),
                 epochs=first + -(-(steps - step) // per_epoch),
                 initial_epoch=first,
-                steps_per_epoch=per_epoch,
+                steps_per_epoch=per_epoch * batches,
                 validation_data=_as_xy(eval_dataset),
                 validation_steps=eval_steps,
                 callbacks=callbacks + list(kw["extra_callbacks"] or []) + progress,
@@ -267,29 +285,6 @@ def _training_batches(dataset, count):
             distribution.auto_shard_dataset = False
         return dataset
     return dataset.take(count).map(AlbertPretrainer.features_to_xy)
-
-
-def check_step_accounting(steps, steps_per_epoch, save_every, steps_per_execution):
-    """Refuses sizes with which a run would not end at `steps` or skip a save.
-
-    Keras runs whole executions of `steps_per_execution` steps, so epochs and
-    checkpoints land on its multiples only.
-    """
-    names = ("steps_per_execution", "steps", "steps_per_epoch", "save_every")
-    values = (steps_per_execution, steps, steps_per_epoch, save_every)
-    for name, value in zip(names, values, strict=True):
-        flag = "--" + name.replace("_", "-")  # what a CLI user typed
-        if value < 1:
-            raise ValueError(f"`{name}` ({flag}) must be at least 1. Received: {value}")
-        if value % steps_per_execution:
-            fix = value - value % steps_per_execution or steps_per_execution
-            raise ValueError(
-                f"{flag} {value} ({name}={value}) is not a multiple of "
-                f"--steps-per-execution {steps_per_execution}: Keras runs whole "
-                "executions, so the run would overshoot or skip that step. Use "
-                f"{flag} {fix} (or {fix + steps_per_execution}), or another "
-                "--steps-per-execution."
-            )
 
 
 def _compiled_pretrainer(model, optimizer, jit_compile, steps_per_execution):
@@ -378,7 +373,7 @@ def _final_metrics(model, seconds, eval_dataset, eval_steps, history) -> dict:
     """The step reached, the training time, NaN, and the held-out metrics
     (the last validation's when `fit` ran: the same weights, scored once)."""
     nan = bool(getattr(model, "nan_detected", False))
-    step = int(model.optimizer.iterations.numpy())
+    step = optimizer_updates(model.optimizer)
     metrics = {"global_step": step, "train_seconds": seconds, "nan_detected": nan}
     if eval_dataset is None:
         return metrics

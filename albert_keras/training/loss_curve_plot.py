@@ -11,6 +11,10 @@ import time
 import keras
 
 from albert_keras.atomic_files import save_atomically
+from albert_keras.training.optimizer_steps import (
+    batches_per_update,
+    optimizer_updates,
+)
 
 # The PNG text chunk that holds the plotted step points (`read_curve_points`).
 POINTS_KEY = "albert_keras.curves"
@@ -135,7 +139,9 @@ class LossCurvePlot(keras.callbacks.Callback):
         if self._auto_every and self.every is None:
             params = self.params or {}
             epochs, steps = params.get("epochs"), params.get("steps")
-            total = epochs * steps if epochs and steps else 0
+            total = (
+                epochs * steps // self._batches_per_step() if epochs and steps else 0
+            )
             self.every = max(1, round(total / _TARGET_POINTS))
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -150,7 +156,7 @@ class LossCurvePlot(keras.callbacks.Callback):
         }
 
     def on_train_batch_end(self, batch, logs=None):
-        self._step = self._epoch_start + batch + 1
+        self._step = self._epoch_start + (batch + 1) // self._batches_per_step()
         every = self.every or 1
         if self._step // every > self._last_point // every:
             self._record(logs)
@@ -171,11 +177,16 @@ class LossCurvePlot(keras.callbacks.Callback):
     def _start_step(self, epoch) -> int:
         """The optimizer's step count (right after a resume too), else counted."""
         try:
-            return int(self.model.optimizer.iterations.numpy())
+            return optimizer_updates(self.model.optimizer)
         except (AttributeError, TypeError, ValueError):
             pass
         steps = (self.params or {}).get("steps")
-        return epoch * steps if steps else self._step
+        return epoch * steps // self._batches_per_step() if steps else self._step
+
+    def _batches_per_step(self) -> int:
+        """Batches per training step: 1, or N under gradient accumulation
+        (the curves are drawn against updates, as the step is counted)."""
+        return batches_per_update(getattr(self.model, "optimizer", None))
 
     def _record(self, logs):
         """A point per training metric: its mean since the previous point."""

@@ -6,6 +6,8 @@ import math
 
 import keras
 
+from albert_keras.training.optimizer_steps import optimizer_updates
+
 
 class NanGuard(keras.callbacks.Callback):
     """Stops training when the loss is NaN or infinite.
@@ -26,7 +28,7 @@ class NanGuard(keras.callbacks.Callback):
         loss = (logs or {}).get("loss")
         if loss is None or math.isfinite(float(loss)):
             return
-        self.failed_step = int(self.model.optimizer.iterations.numpy())
+        self.failed_step = optimizer_updates(self.model.optimizer)
         self.model.nan_detected = True
         self.model.stop_training = True
         print(

@@ -8,6 +8,10 @@ import keras
 import numpy as np
 
 from albert_keras.training.array_checkpoints import ArrayCheckpoints
+from albert_keras.training.optimizer_steps import (
+    batches_per_update,
+    optimizer_updates,
+)
 from albert_keras.training.worker_files import (
     remove_worker_private_dir,
     worker_private_dir,
@@ -24,6 +28,9 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
     but only the chief keeps its files. Nothing non-finite is ever saved: a
     save is skipped when the loss or any weight is NaN/inf, or after
     `NanGuard` stopped the run, so the newest checkpoint is the last good one.
+    Under gradient accumulation (the optimizer's `gradient_accumulation_steps`)
+    the step counts updates and saves land right after one, never on a partial
+    sum of gradients: a resumed run redoes the batches after that update.
 
     On TensorFlow the files are `tf.train.Checkpoint`s (the strategies save
     collectively); on the other backends `ArrayCheckpoints` (`ckpt-N.npz`).
@@ -48,6 +55,8 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         self.keep = keep
         self._manager = None
         self._last_saved = None
+        self._updates = None  # the step at the last batch end
+        self._on_update = True  # no partial gradient sum held
 
     def _get_manager(self, model):
         if self._manager is None:
@@ -76,7 +85,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
             # directory), whatever directory it saves into.
             restored = manager.checkpoint.restore(self.latest)
             restored.assert_existing_objects_matched()
-        step = int(model.optimizer.iterations.numpy())
+        step = optimizer_updates(model.optimizer)
         self._last_saved = step
         return step
 
@@ -108,7 +117,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
     def _save(self, logs=None):
         if getattr(self.model, "nan_detected", False):
             return
-        step = int(self.model.optimizer.iterations.numpy())
+        step = optimizer_updates(self.model.optimizer)
         if step == self._last_saved or not self._finite(logs):
             return
         manager = self._get_manager(self.model)
@@ -118,13 +127,26 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
             manager.save(checkpoint_number=step)
         self._last_saved = step
 
+    def on_train_begin(self, logs=None):
+        # A run starts right after an update (restored) or at step 0.
+        self._updates = optimizer_updates(self.model.optimizer)
+        self._on_update = True
+
     def on_train_batch_end(self, batch, logs=None):
-        step = int(self.model.optimizer.iterations.numpy())
-        if step % self.save_every == 0:
+        step = optimizer_updates(self.model.optimizer)
+        # Under accumulation the step moves once every N batches; in between
+        # the optimizer holds a partial sum (`check_step_accounting` keeps
+        # every execution of `steps_per_execution` batches inside an update
+        # or a whole number of them, so a moved step is an update's end).
+        accumulating = batches_per_update(self.model.optimizer) > 1
+        self._on_update = step != self._updates or not accumulating
+        self._updates = step
+        if self._on_update and step % self.save_every == 0:
             self._save(logs)
 
     def on_train_end(self, logs=None):
-        self._save()
+        if self._on_update:  # a run stopped between updates keeps the last
+            self._save()
         remove_worker_private_dir(self.directory)
 
     @property

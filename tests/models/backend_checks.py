@@ -134,6 +134,14 @@ def accumulation(work):
     return accumulation_differences(cases, jit_compile=jit, keras_schedule=False)
 
 
+def pretrain_accumulation(work):
+    """`run_pretraining` accumulating 2 batches of 4 vs batches of 8."""
+    sys.path.insert(0, os.path.dirname(HERE))
+    from accumulation_runs import pretraining_differences
+
+    return pretraining_differences(work, jit_compile=keras.backend.backend() == "jax")
+
+
 def squad_predict(work):
     """SQuAD 2.0 predicts with and without `start_positions` alike."""
     from albert_keras import AlbertSquadV2

@@ -24,11 +24,11 @@ CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
         "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
-        "accumulation",
+        "accumulation", "pretrain_accumulation",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "finetune", "accumulation",
+        "finetune", "accumulation", "pretrain_accumulation",
     ],
 }  # fmt: skip
 # TensorFlow quiet; XLA's CPU code unoptimized: it compiles in a fraction of
@@ -249,6 +249,16 @@ def test_gradient_accumulation_on_other_backends(backend_runs, backend):
     for name in ("adamw", "lamb"):
         assert result[name]["updates"] == [4, 4], result
         assert result[name]["2x8"] < 1e-6, result
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_pretraining_accumulation_on_other_backends(backend_runs, backend):
+    """`run_pretraining(gradient_accumulation_steps=2)` on `PretrainingBatches`:
+    the weights of batches of 8, steps in updates (Keras' step is an array
+    there, read through `keras.ops`)."""
+    _, result = _check(backend_runs, backend, "pretrain_accumulation")
+    assert result["steps"] == [4, 4], result
+    assert result["2x4"] < 1e-6, result
 
 
 def test_task_export_on_jax(backend_runs):

@@ -12,10 +12,8 @@ from albert_test_case import micro_config, official_features
 
 from albert_keras import AlbertPretrainer, atomic_files
 from albert_keras.pretraining.pretrain_inputs import epoch_length
-from albert_keras.pretraining.pretraining_run import (
-    check_step_accounting,
-    run_pretraining,
-)
+from albert_keras.pretraining.pretraining_run import run_pretraining
+from albert_keras.pretraining.step_accounting import check_step_accounting
 from albert_keras.training import LossCurvePlot
 from albert_keras.training.pretraining_checkpoint import checkpoint_files
 
