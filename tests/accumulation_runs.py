@@ -99,6 +99,25 @@ def accumulation_differences(
     return report
 
 
+def pretrain_settings(batch, accumulation, **changes):
+    """`run_pretraining`'s keywords for 4 updates of `accumulation` batches of
+    `batch` rows of `official_features` (length 12), two a checkpoint."""
+    settings = dict(
+        global_batch_size=batch,
+        sequence_length=12,
+        num_train_steps=4,
+        num_warmup_steps=1,
+        learning_rate=1e-2,
+        gradient_accumulation_steps=accumulation,
+        steps_per_epoch=2,
+        save_every=2,
+        keep_checkpoints=10,
+        jit_compile=False,
+        verbose=0,
+    )
+    return {**settings, **changes}
+
+
 def _pretrained_weights(out, accumulation, jit_compile):
     """{path: array} and the final step after 4 updates of 8 rows, each in
     `accumulation` batches, served by `PretrainingBatches` (no TensorFlow)."""
@@ -114,21 +133,8 @@ def _pretrained_weights(out, accumulation, jit_compile):
         return PretrainingBatches(features, batch, steps=4 * accumulation, skip=skip)
 
     keras.utils.set_random_seed(0)
-    result = run_pretraining(
-        train_dataset,
-        micro_config(50),
-        out,
-        global_batch_size=batch,
-        sequence_length=12,
-        num_train_steps=4,
-        num_warmup_steps=1,
-        learning_rate=1e-2,
-        gradient_accumulation_steps=accumulation,
-        steps_per_epoch=2,
-        save_every=2,
-        jit_compile=jit_compile,
-        verbose=0,
-    )
+    settings = pretrain_settings(batch, accumulation, jit_compile=jit_compile)
+    result = run_pretraining(train_dataset, micro_config(50), out, **settings)
     model = result["model"]
     weights = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
     return weights, result["global_step"]

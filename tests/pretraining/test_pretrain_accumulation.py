@@ -15,6 +15,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from accumulation_runs import pretrain_settings
 from albert_test_case import micro_config, official_features
 
 from albert_keras.cli import main
@@ -37,25 +38,12 @@ def _batches(size):
     return dataset
 
 
-def _pretrain(out, accumulation, batch=None, extra_callbacks=None, **options):
+def _pretrain(out, accumulation, batch=None, **changes):
     """4 updates of `UPDATE_BATCH` rows in `accumulation` batches (of `batch`)."""
     keras.utils.set_random_seed(0)
     batch = batch or UPDATE_BATCH // accumulation
-    settings = dict(
-        global_batch_size=batch,
-        sequence_length=LENGTH,
-        num_train_steps=4,
-        num_warmup_steps=1,
-        learning_rate=1e-2,
-        gradient_accumulation_steps=accumulation,
-        steps_per_epoch=2,
-        save_every=2,
-        keep_checkpoints=10,
-        jit_compile=False,
-        extra_callbacks=extra_callbacks,
-        verbose=0,
-    )
-    return run_pretraining(_batches(batch), CONFIG, str(out), **{**settings, **options})
+    settings = pretrain_settings(batch, accumulation, **changes)
+    return run_pretraining(_batches(batch), CONFIG, str(out), **settings)
 
 
 def _weights(result):
