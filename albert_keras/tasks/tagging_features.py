@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_keras.tasks.task_datasets import epoch_batches
+from albert_keras.tasks.task_datasets import epoch_batches, trim_padding
 from albert_keras.tokenizers.albert_packer import AlbertPacker
 from albert_keras.tokenizers.word_pieces import packed_positions, word_pieces
 
@@ -67,13 +67,22 @@ def _add_labels(features, examples, sequence_length, report):
     features["labels"], features["weights"] = labels, weights
 
 
-def tagging_dataset(features, batch_size, training=False, seed=0, epochs=None):
+def tagging_dataset(
+    features, batch_size, training=False, seed=0, epochs=None, trim=None
+):
     """(features, labels, sample weights) batches of `tagging_features` rows.
+
+    Training batches are cut to their longest row, rounded up to
+    `PAD_MULTIPLE` (`trim_padding`): the cut columns are padding, with no
+    label weight, and the loss is the mean over the weighted words, so the
+    training is the same on less work. Batches to predict keep the full
+    length (`predict` joins them into one array, read by position).
 
     Args:
         features: from `tagging_features`.
         batch_size: rows per batch.
         training, seed, epochs: see `task_datasets.epoch_batches`.
+        trim: cut the padding (default: for training).
     """
     inputs = {k: features[k] for k in MODEL_KEYS}
     dataset = tf.data.Dataset.from_tensor_slices(
@@ -82,7 +91,15 @@ def tagging_dataset(features, batch_size, training=False, seed=0, epochs=None):
     dataset = epoch_batches(
         dataset, lambda d: d.batch(batch_size), training, seed, epochs
     )
+    if training if trim is None else trim:
+        dataset = dataset.map(_trimmed, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _trimmed(inputs, labels, weights):
+    """A batch cut to its longest row (its labels and weights too)."""
+    cut = trim_padding({**inputs, "labels": labels, "weights": weights})
+    return {k: cut[k] for k in MODEL_KEYS}, cut["labels"], cut["weights"]
 
 
 def word_logits(logits, positions, counts) -> list[np.ndarray]:
