@@ -106,7 +106,7 @@ def add_training_arguments(parser):
         "--group-by-length",
         action="store_true",
         help="batch training texts of similar length together: less padding, "
-        "faster steps (transformers' group_by_length); not for tag or squad",
+        "faster steps (transformers' group_by_length); not for squad",
     )
     training.add_argument(
         "--max-seq-length",

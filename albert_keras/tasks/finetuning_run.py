@@ -86,8 +86,8 @@ def run_finetuning(
     if options.group_by_length and not task.groups_by_length:
         raise ValueError(
             f"{type(task).__name__} does not group by length (--group-by-length): "
-            "its rows are full-length windows (squad) or are read back by "
-            "position (tag). Leave the flag out for this task."
+            "its rows are full-length windows of the contexts. Leave the flag out "
+            "for this task."
         )
     with RunLock(output_dir, "albert-keras finetune"):
         if overwrite:

@@ -13,7 +13,11 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_keras.tasks.task_datasets import epoch_batches, trim_padding
+from albert_keras.tasks.task_datasets import (
+    epoch_batches,
+    length_grouped,
+    trim_padding,
+)
 from albert_keras.tokenizers.albert_packer import AlbertPacker
 from albert_keras.tokenizers.word_pieces import packed_positions, word_pieces
 
@@ -68,7 +72,13 @@ def _add_labels(features, examples, sequence_length, report):
 
 
 def tagging_dataset(
-    features, batch_size, training=False, seed=0, epochs=None, trim=None
+    features,
+    batch_size,
+    training=False,
+    seed=0,
+    epochs=None,
+    trim=None,
+    group_by_length=False,
 ):
     """(features, labels, sample weights) batches of `tagging_features` rows.
 
@@ -83,17 +93,27 @@ def tagging_dataset(
         batch_size: rows per batch.
         training, seed, epochs: see `task_datasets.epoch_batches`.
         trim: cut the padding (default: for training).
+        group_by_length: training batches of sentences of similar length
+            (`task_datasets.length_grouped`).
     """
     inputs = {k: features[k] for k in MODEL_KEYS}
     dataset = tf.data.Dataset.from_tensor_slices(
         (inputs, features["labels"], features["weights"])
     )
-    dataset = epoch_batches(
-        dataset, lambda d: d.batch(batch_size), training, seed, epochs
-    )
+
+    def batch(rows):
+        if not (group_by_length and training):
+            return rows.batch(batch_size)
+        return length_grouped(rows, batch_size, _row_lengths)
+
+    dataset = epoch_batches(dataset, batch, training, seed, epochs)
     if training if trim is None else trim:
         dataset = dataset.map(_trimmed, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _row_lengths(inputs, labels, weights):
+    return tf.reduce_sum(inputs["padding_mask"], axis=-1)
 
 
 def _trimmed(inputs, labels, weights):

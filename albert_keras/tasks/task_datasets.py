@@ -108,7 +108,8 @@ def length_grouped(dataset, batch_size, lengths):
     `ragged_batch(batch_size)`.
 
     Args:
-        dataset: elements of ragged rows (already shuffled for training).
+        dataset: elements of rows, ragged or dense, a dict of them too
+            (already shuffled for training).
         batch_size: rows per batch.
         lengths: callable(*batched rows) -> int [rows]: each row's length.
 
@@ -122,7 +123,7 @@ def length_grouped(dataset, batch_size, lengths):
 
     def longest_first(*rows):
         order = tf.argsort(lengths(*rows), direction="DESCENDING", stable=True)
-        rows = tuple(tf.gather(row, order) for row in rows)
+        rows = tf.nest.map_structure(lambda row: tf.gather(row, order), rows)
         return rows if len(rows) > 1 else rows[0]
 
     chunks = dataset.ragged_batch(batch_size * GROUP_BATCHES).map(longest_first)

@@ -83,6 +83,7 @@ class TokenClassificationTask(Task):
     """
 
     config_class = TokenClassificationConfig
+    groups_by_length = True  # training batches only: predict keeps file order
 
     @property
     def monitor(self):
@@ -190,11 +191,27 @@ class TokenClassificationTask(Task):
             data.features_made_from = made_from
         return data.features
 
-    def dataset(self, data, tokenizer, batch_size, training=False, seed=0, epochs=None):
+    def dataset(
+        self,
+        data,
+        tokenizer,
+        batch_size,
+        training=False,
+        seed=0,
+        epochs=None,
+        group_by_length=False,
+    ):
         from albert_keras.tasks.tagging_features import tagging_dataset
 
         features = self.features(data, tokenizer)
-        return tagging_dataset(features, batch_size, training, seed, epochs)
+        return tagging_dataset(
+            features,
+            batch_size,
+            training,
+            seed,
+            epochs,
+            group_by_length=group_by_length,
+        )
 
     def build_model(self, backbone):
         from albert_keras.models import AlbertTokenClassifier

@@ -217,12 +217,12 @@ def test_choice_rows_group_by_their_longest_option(tokenizer):
     assert len(lengths) == 64 and (np.diff(lengths) <= 0).all()
 
 
-def test_tasks_read_by_position_refuse_the_flag(tmp_path):
-    from albert_keras.tasks import TokenClassificationTask
+def test_squad_refuses_the_flag(tmp_path):
+    from albert_keras.tasks import SquadTask
 
-    with pytest.raises(ValueError, match="does not group by length"):
+    with pytest.raises(ValueError, match="SquadTask does not group by length"):
         run_finetuning(
-            TokenClassificationTask(labels=("O", "B-X")),
+            SquadTask(),
             [],
             [],
             "albert_tiny",

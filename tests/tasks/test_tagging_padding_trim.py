@@ -75,3 +75,25 @@ def test_training_on_cut_batches_is_training_on_full_ones():
     np.testing.assert_allclose(loss_cut, loss_full, atol=1e-5)
     pairs = zip(weights_cut, weights_full, strict=True)
     assert max(np.max(np.abs(a - b)) for a, b in pairs) < 1e-5
+
+
+def test_length_groups_hold_every_sentence_once_in_as_many_batches():
+    _, features = _features()
+    plain, grouped = (
+        list(tagging_dataset(features, 8, True, seed=0, group_by_length=group))
+        for group in (False, True)
+    )
+    assert len(grouped) == len(plain) == 12
+
+    def rows(batches):
+        return sorted(
+            tuple(x["token_ids"].numpy()[i, : int(x["padding_mask"][i].numpy().sum())])
+            for x, _, _ in batches
+            for i in range(len(x["token_ids"]))
+        )
+
+    assert rows(grouped) == rows(plain)  # every sentence once
+    # Longest first within each run of 8 batches: less padding.
+    lengths = [b[0]["padding_mask"].numpy().sum(axis=1).max() for b in grouped[:8]]
+    assert lengths == sorted(lengths, reverse=True)
+    assert sum(b[1].shape[1] for b in grouped) < sum(b[1].shape[1] for b in plain)
