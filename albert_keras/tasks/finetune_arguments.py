@@ -82,8 +82,21 @@ def add_training_arguments(parser):
         "--optimizer",
         default="adamw",
         choices=["adamw", "adamw_official"],
-        help="adamw: keras.optimizers.AdamW; adamw_official: the official "
-        "AdamWeightDecayOptimizer (no bias correction)",
+        help="adamw: keras.optimizers.AdamW (embedding gradients summed "
+        "first); adamw_official: the official AdamWeightDecayOptimizer (no "
+        "bias correction)",
+    )
+    training.add_argument(
+        "--weight-decay",
+        type=float,
+        default=0.01,
+        help="AdamW weight decay, not on LayerNorm parameters and biases (0: none)",
+    )
+    training.add_argument(
+        "--max-grad-norm",
+        type=float,
+        default=1.0,
+        help="clip the gradients' global norm to this (0: no clipping)",
     )
     training.add_argument(
         "--lora-rank",

@@ -205,6 +205,8 @@ def run_finetune(args):
         lora_rank=args.lora_rank or None,
         group_by_length=args.group_by_length,
         gradient_accumulation_steps=args.gradient_accumulation_steps,
+        weight_decay=args.weight_decay,
+        max_grad_norm=args.max_grad_norm,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

@@ -26,6 +26,8 @@ LATER_OPTIONS = {
     "lora_rank": (None, 0),  # full fine-tuning
     "group_by_length": (False,),
     "gradient_accumulation_steps": (1,),
+    "weight_decay": (0.01,),
+    "max_grad_norm": (1.0,),
 }
 
 
@@ -48,11 +50,16 @@ class FinetuningOptions:
 
     Args:
         epochs, batch_size, learning_rate, warmup_fraction: AdamW with linear
-            warmup and linear decay, weight decay 0.01 (not on LayerNorm and
-            biases), global-norm clipping 1.0. `learning_rate` None: chosen
-            by the backbone's hidden size (`auto_learning_rate`).
-        optimizer: "adamw" (`keras.optimizers.AdamW`) or "adamw_official"
-            (`OfficialAdamW`: the official optimizer, no bias correction).
+            warmup and linear decay. `learning_rate` None: chosen by the
+            backbone's hidden size (`auto_learning_rate`).
+        weight_decay: AdamW's decoupled weight decay (the official 0.01),
+            not on LayerNorm parameters and biases; 0: none.
+        max_grad_norm: the gradients' global norm is clipped to this (the
+            official 1.0; transformers' option of the same name); 0 or None:
+            no clipping.
+        optimizer: "adamw" (`DenseAdamW`: `keras.optimizers.AdamW`, embedding
+            gradients summed first) or "adamw_official" (`OfficialAdamW`:
+            the official optimizer, no bias correction).
         patience: epochs without a better dev metric before stopping.
         seed: shuffling, dropout and initialization seed.
         max_train_examples, max_dev_examples: a seeded draw of this many.
@@ -71,7 +78,7 @@ class FinetuningOptions:
             (transformers' `group_by_length`; see
             `task_datasets.length_grouped`): batches carry less padding, so
             steps are faster; the batches differ from those of a plain
-            shuffle. Texts, pairs and multiple choice (not tag or squad).
+            shuffle. Texts, pairs, multiple choice and tags (not squad).
         gradient_accumulation_steps: update once every N batches with the
             mean of their gradients (Keras' `gradient_accumulation_steps`,
             transformers' Trainer option of the same name): `batch_size` B
@@ -102,6 +109,8 @@ class FinetuningOptions:
     lora_rank: int | None = None
     group_by_length: bool = False
     gradient_accumulation_steps: int = 1
+    weight_decay: float = 0.01
+    max_grad_norm: float | None = 1.0
 
     def __post_init__(self):
         if self.optimizer not in ("adamw", "adamw_official"):
@@ -130,11 +139,32 @@ class FinetuningOptions:
                 f"--epochs N stops at N anyway). Received: patience={self.patience}"
             )
         check_accumulation_steps(self.gradient_accumulation_steps)
+        self._check_regularization()
         if self.lora_rank is not None and self.lora_rank < 0:
             raise ValueError(
                 "`lora_rank` must be 0 or None (full fine-tuning) or at least 1. "
                 f"Received: lora_rank={self.lora_rank}"
             )
+
+    def _check_regularization(self):
+        if not (isinstance(self.weight_decay, int | float) and self.weight_decay >= 0):
+            raise ValueError(
+                "`weight_decay` (--weight-decay) is AdamW's decay rate: give 0 "
+                "(none) or more (0.01 is the official recipes'). Received: "
+                f"weight_decay={self.weight_decay!r}"
+            )
+        norm = self.max_grad_norm
+        if norm is not None and not (isinstance(norm, int | float) and norm >= 0):
+            raise ValueError(
+                "`max_grad_norm` (--max-grad-norm) is the global norm the "
+                "gradients are clipped to: give a number above 0 (1.0 is the "
+                f"official recipes'), or 0 for no clipping. Received: {norm!r}"
+            )
+
+    @property
+    def clipnorm(self) -> float | None:
+        """The `global_clipnorm` of the optimizer: None for no clipping."""
+        return self.max_grad_norm or None
 
 
 def lora_summary(model, rank):

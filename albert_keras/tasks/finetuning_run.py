@@ -266,6 +266,8 @@ def _build_model(task, init, steps, options, name):
             options.learning_rate,
             num_train_steps=max(steps, 1),
             num_warmup_steps=int(options.warmup_fraction * steps),
+            weight_decay=options.weight_decay,
+            clipnorm=options.clipnorm,
             gradient_accumulation_steps=options.gradient_accumulation_steps,
         ),
         loss=losses,
