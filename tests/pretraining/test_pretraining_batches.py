@@ -46,3 +46,22 @@ def test_training_batches_stay_whole_and_seeded():
     assert [len(x["token_ids"]) for x, _ in whole] == [4, 4]
     with pytest.raises(ValueError, match="3 held-out instances cannot fill"):
         PretrainingBatches(_features(3), batch_size=4)
+
+
+def test_a_run_of_accumulated_updates_gets_n_batches_per_step():
+    """`array_datasets` (the data of `pretrain` without TensorFlow) serves
+    --steps x --gradient-accumulation-steps batches; a resume skips the
+    batches of the updates done (`run_pretraining` passes step x N)."""
+    from types import SimpleNamespace
+
+    from albert_keras.pretraining.pretrain_arrays import array_datasets
+
+    args = SimpleNamespace(
+        steps=5, batch_size=2, seed=0, gradient_accumulation_steps=3, coordinator=None
+    )
+    train_dataset, _ = array_datasets(args, _features(10), None)
+    assert len(train_dataset(0)) == 15
+    resumed = train_dataset(2 * 3)  # after update 2
+    assert len(resumed) == 9
+    whole = [x["token_ids"] for x, _ in train_dataset(0)]
+    np.testing.assert_array_equal(resumed[0][0]["token_ids"], whole[6])
