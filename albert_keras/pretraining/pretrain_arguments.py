@@ -57,6 +57,7 @@ def _add_training_arguments(pretrain):
         "--gradient-accumulation-steps",
         type=int,
         default=1,
+        metavar="N",
         help="update once every N batches with their mean gradient: a batch "
         "of N x --batch-size in the memory of --batch-size; --steps, "
         "--warmup-steps, --save-every and --steps-per-epoch count updates",
