@@ -31,7 +31,10 @@ def check_pretrain_settings(args) -> dict:
         "init_checkpoint vocab_size held_out_every eval_records eval_steps"
     ).split()
     settings = {name: getattr(args, name, None) for name in names}
-    _check_same_accumulation(args.output_dir, args.gradient_accumulation_steps)
+    recorded = read_json(os.path.join(args.output_dir, SETTINGS_FILE))
+    _check_same_accumulation(
+        args.output_dir, recorded, args.gradient_accumulation_steps
+    )
     if args.gradient_accumulation_steps != 1:  # runs before the flag: none
         settings["gradient_accumulation_steps"] = args.gradient_accumulation_steps
     # The vocabulary by its bytes: the data's ids and the model's size.
@@ -39,17 +42,17 @@ def check_pretrain_settings(args) -> dict:
     if args.records is None:  # the run makes its data: from what, and how
         settings.update({name: getattr(args, name) for name in _DATA_FLAGS})
         settings["input_sha256"] = _input_fingerprint(args.input)
-    _refuse_other_data(args.output_dir, settings)
+    _refuse_other_data(args.output_dir, recorded or {}, settings)
     check_run_settings(
         args.output_dir, settings, args.force_resume, start_over=None, record=False
     )
     return settings
 
 
-def _refuse_other_data(folder, settings):
+def _refuse_other_data(folder, recorded, settings):
     """The data a run made stays its data: other text or data flags are
-    refused even with --force-resume (the run would go on with its old data)."""
-    recorded = read_json(os.path.join(folder, SETTINGS_FILE)) or {}
+    refused even with --force-resume (the run would go on with its old data).
+    `recorded`: the settings the folder's run recorded ({} for none)."""
     # The text by its bytes: the same files under another path may go on
     # (--input is then a training flag, --force-resume).
     keys = ("input_sha256", "vocab_sha256", "vocab_size", "held_out_every")
@@ -69,10 +72,10 @@ def _refuse_other_data(folder, settings):
         )
 
 
-def _check_same_accumulation(folder, accumulation):
+def _check_same_accumulation(folder, recorded, accumulation):
     """The checkpoints hold the optimizer's count of batches (and, under
-    accumulation, its gradient sums): N cannot change within a run."""
-    recorded = read_json(os.path.join(folder, SETTINGS_FILE))
+    accumulation, its gradient sums): N cannot change within a run.
+    `recorded`: the settings the folder's run recorded (None for none)."""
     if recorded is None:
         return
     before = recorded.get("gradient_accumulation_steps", 1)

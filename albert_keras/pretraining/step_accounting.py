@@ -37,9 +37,11 @@ def check_step_accounting(
     _check_execution_fits_updates(steps_per_execution, accumulation)
     # A value v is whole executions when its v * accumulation batches are.
     unit = steps_per_execution // math.gcd(steps_per_execution, accumulation)
-    for flag, value in zip(flags, values, strict=True):
+    for name, flag, value in zip(names, flags, values, strict=True):
         if value % unit:
-            _refuse_partial_execution(flag, value, steps_per_execution, accumulation)
+            _refuse_partial_execution(
+                name, flag, value, unit, steps_per_execution, accumulation
+            )
 
 
 def _check_execution_fits_updates(steps_per_execution, accumulation):
@@ -56,10 +58,11 @@ def _check_execution_fits_updates(steps_per_execution, accumulation):
         )
 
 
-def _refuse_partial_execution(flag, value, steps_per_execution, accumulation):
-    """The ValueError for `value` of `flag`, naming the nearest values that fit."""
-    name = flag[2:].replace("-", "_")
-    unit = steps_per_execution // math.gcd(steps_per_execution, accumulation)
+def _refuse_partial_execution(
+    name, flag, value, unit, steps_per_execution, accumulation
+):
+    """The ValueError for `value` of `flag`, naming the nearest multiples of
+    `unit` (the updates of a whole number of executions)."""
     fix = value - value % unit or unit
     batches = ""
     if accumulation > 1:
