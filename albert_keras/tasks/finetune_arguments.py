@@ -60,7 +60,7 @@ def add_field_arguments(parser):
 
 def add_training_arguments(parser):
     training = parser.add_argument_group("training")
-    training.add_argument("--epochs", type=int, default=3, help="training epochs")
+    _add_length_arguments(training)
     training.add_argument(
         "--batch-size", type=int, default=32, help="examples per step"
     )
@@ -77,6 +77,12 @@ def add_training_arguments(parser):
         type=float,
         default=0.1,
         help="share of the steps with a linear warmup",
+    )
+    training.add_argument(
+        "--warmup-steps",
+        type=int,
+        metavar="N",
+        help="warm up N updates instead (the official recipes' warmup_step)",
     )
     training.add_argument(
         "--optimizer",
@@ -128,12 +134,6 @@ def add_training_arguments(parser):
         help="tokens per packed example; longer texts are cut (and counted)",
     )
     training.add_argument(
-        "--patience",
-        type=int,
-        default=2,
-        help="stop after this many epochs without a better dev score",
-    )
-    training.add_argument(
         "--seed", type=int, default=0, help="data order, dropout and head init"
     )
     training.add_argument(
@@ -141,6 +141,34 @@ def add_training_arguments(parser):
     )
     training.add_argument(
         "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
+    )
+
+
+def _add_length_arguments(training):
+    """How long a run trains and when it scores dev."""
+    training.add_argument(
+        "--epochs", type=int, default=3, help="training epochs (unless --max-steps)"
+    )
+    training.add_argument(
+        "--max-steps",
+        type=int,
+        metavar="N",
+        help="train N updates instead of --epochs (the data repeats, each "
+        "pass shuffled anew); the official recipes' train_step",
+    )
+    training.add_argument(
+        "--eval-every",
+        type=int,
+        metavar="N",
+        help="score dev, keep the best model and back up every N updates and "
+        "at the end, instead of after every epoch (for long epochs)",
+    )
+    training.add_argument(
+        "--patience",
+        type=int,
+        default=2,
+        help="stop after this many dev evaluations (epochs, or --eval-every "
+        "stretches) without a better dev score",
     )
 
 

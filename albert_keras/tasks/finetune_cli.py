@@ -181,6 +181,21 @@ def _label(text):
     return int(text) if text.lstrip("-").isdigit() else text
 
 
+def _print_best(result, args):
+    """The early stop, if any, and the best evaluation's dev scores."""
+    unit, patience = result.get("evaluated", "epoch"), args.patience
+    if result.get("stopped_early"):
+        of = f" of {args.epochs}" if unit == "epoch" and not args.max_steps else ""
+        print(
+            f"\nStopped early after {unit} {result['epochs_run']}{of}: no better dev "
+            f"{result['monitor']} in the last {patience} {unit}(s) (--patience)."
+        )
+    best = f"{unit} {result['best_epoch']}"
+    if unit != "epoch" and result.get("best_step") is not None:
+        best = f"step {result['best_step']} ({best})"
+    print(f"\nBest dev {best}: {score_text(result['best'])}")
+
+
 def run_finetune(args):
     from albert_keras.tasks.finetuning_run import run_finetuning
 
@@ -197,6 +212,9 @@ def run_finetune(args):
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         warmup_fraction=args.warmup_fraction,
+        warmup_steps=args.warmup_steps,
+        max_steps=args.max_steps,
+        eval_every=args.eval_every,
         optimizer=args.optimizer,
         patience=args.patience,
         seed=args.seed,
@@ -211,13 +229,7 @@ def run_finetune(args):
         jit_compile=not args.no_jit,
         export=not args.no_export,
     )
-    if result.get("stopped_early"):
-        print(
-            f"\nStopped early after epoch {result['epochs_run']} of {args.epochs}: "
-            f"no better dev {result['monitor']} in the last {args.patience} "
-            "epoch(s) (--patience)."
-        )
-    print(f"\nBest dev epoch {result['best_epoch']}: {score_text(result['best'])}")
+    _print_best(result, args)
     for name, scores in result["baselines"].items():
         print(f"Baseline {name}: {score_text(scores)}")
     for text in result.get("warnings", []):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 from albert_keras.config_checks import check_accumulation_steps
 
@@ -28,7 +29,25 @@ LATER_OPTIONS = {
     "gradient_accumulation_steps": (1,),
     "weight_decay": (0.01,),
     "max_grad_norm": (1.0,),
+    "max_steps": (None,),
+    "eval_every": (None,),
+    "warmup_steps": (None,),
 }
+
+
+# The counts checked to be whole numbers >= 1, and what leaving them out means.
+_COUNTS = {
+    "epochs": "",
+    "batch_size": "",
+    "max_train_examples": " (or unset: all)",
+    "max_dev_examples": " (or unset: all)",
+    "max_steps": " (or unset: --epochs)",
+    "eval_every": " (or unset: after every epoch)",
+}
+
+
+def _whole(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def auto_learning_rate(hidden_size: int) -> float:
@@ -52,6 +71,14 @@ class FinetuningOptions:
         epochs, batch_size, learning_rate, warmup_fraction: AdamW with linear
             warmup and linear decay. `learning_rate` None: chosen by the
             backbone's hidden size (`auto_learning_rate`).
+        max_steps: train this many updates instead of `epochs` epochs (the
+            data repeats, each pass in its own seeded order; transformers'
+            `max_steps`, the official recipes' `train_step`).
+        eval_every: score dev (and keep the best model, back up, count
+            `patience`) every N updates and at the end, instead of after
+            every epoch: for long epochs (`TrainingSchedule`).
+        warmup_steps: warm up this many updates (the official recipes'
+            `warmup_step`) instead of `warmup_fraction` of them.
         weight_decay: AdamW's decoupled weight decay (the official 0.01),
             not on LayerNorm parameters and biases; 0: none.
         max_grad_norm: the gradients' global norm is clipped to this (the
@@ -60,7 +87,8 @@ class FinetuningOptions:
         optimizer: "adamw" (`DenseAdamW`: `keras.optimizers.AdamW`, embedding
             gradients summed first) or "adamw_official" (`OfficialAdamW`:
             the official optimizer, no bias correction).
-        patience: epochs without a better dev metric before stopping.
+        patience: dev evaluations (epochs, or `eval_every` stretches)
+            without a better dev metric before stopping.
         seed: shuffling, dropout and initialization seed.
         max_train_examples, max_dev_examples: a seeded draw of this many.
         mixed_precision: mixed_bfloat16.
@@ -111,20 +139,30 @@ class FinetuningOptions:
     gradient_accumulation_steps: int = 1
     weight_decay: float = 0.01
     max_grad_norm: float | None = 1.0
+    max_steps: int | None = None
+    eval_every: int | None = None
+    warmup_steps: int | None = None
 
     def __post_init__(self):
         if self.optimizer not in ("adamw", "adamw_official"):
             raise ValueError(
                 f"Unknown optimizer {self.optimizer!r}. Allowed: adamw, adamw_official"
             )
-        for name in ("epochs", "batch_size", "max_train_examples", "max_dev_examples"):
+        for name in _COUNTS:
             value = getattr(self, name)
-            if value is not None and value < 1:
+            if value is not None and not (_whole(value) and value >= 1):
                 raise ValueError(
-                    f"`{name}` (--{name.replace('_', '-')}) must be at least 1"
-                    + ("" if name in ("epochs", "batch_size") else " (or unset: all)")
-                    + f". Received: {name}={value}"
+                    f"`{name}` (--{name.replace('_', '-')}) must be at least 1, "
+                    f"a whole number{_COUNTS[name]}. Received: {name}={value!r}"
                 )
+        if self.warmup_steps is not None and not (
+            _whole(self.warmup_steps) and self.warmup_steps >= 0
+        ):
+            raise ValueError(
+                "`warmup_steps` (--warmup-steps) is the number of warm-up "
+                "updates: give 0 or more (or leave it out for "
+                f"--warmup-fraction). Received: warmup_steps={self.warmup_steps!r}"
+            )
         if not 0 <= self.warmup_fraction <= 1:
             raise ValueError(
                 "`warmup_fraction` (--warmup-fraction) is the share of the steps "
@@ -134,9 +172,10 @@ class FinetuningOptions:
         if self.patience < 1:
             # 0 stopped every run after its first epoch, improving or not.
             raise ValueError(
-                "`patience` (--patience) is the number of epochs without a "
-                "better dev score before stopping: give 1 or more (a run of "
-                f"--epochs N stops at N anyway). Received: patience={self.patience}"
+                "`patience` (--patience) is the number of dev evaluations "
+                "(epochs, or --eval-every stretches) without a better dev score "
+                "before stopping: give 1 or more (a run stops at its end "
+                f"anyway). Received: patience={self.patience}"
             )
         check_accumulation_steps(self.gradient_accumulation_steps)
         self._check_regularization()
@@ -161,6 +200,16 @@ class FinetuningOptions:
                 f"official recipes'), or 0 for no clipping. Received: {norm!r}"
             )
 
+    def warmup_updates(self, updates: int) -> int:
+        """The warm-up of a run of `updates` updates (at most all of them).
+
+        >>> FinetuningOptions(warmup_steps=50).warmup_updates(40)
+        40
+        """
+        if self.warmup_steps is not None:
+            return min(self.warmup_steps, updates)
+        return int(self.warmup_fraction * updates)
+
     @property
     def clipnorm(self) -> float | None:
         """The `global_clipnorm` of the optimizer: None for no clipping."""
@@ -176,45 +225,6 @@ def lora_summary(model, rank):
         if "seed_generator_state" not in v.path  # dropout's, not parameters
     )
     return f"LoRA rank {rank}: {trained:,} of {total:,} parameters trained"
-
-
-def batches_per_epoch(num_rows: int, options) -> int:
-    """The training batches of one epoch (at least 1).
-
-    >>> batches_per_epoch(100, FinetuningOptions(batch_size=32))
-    4
-    """
-    return max(-(-num_rows // options.batch_size), 1)
-
-
-def update_count(num_rows: int, options) -> int:
-    """The optimizer updates of the run: its batches over the accumulation.
-
-    Raises a ValueError when the accumulation would leave no update; says
-    the effective batch when there is accumulation.
-
-    Example:
-    >>> update_count(100, FinetuningOptions(epochs=2, batch_size=10))
-    20
-    """
-    accumulation = options.gradient_accumulation_steps
-    batches = batches_per_epoch(num_rows, options) * options.epochs
-    steps = batches // accumulation
-    if steps == 0:
-        raise ValueError(
-            f"--gradient-accumulation-steps {accumulation} is more than the "
-            f"batches of the whole run ({batches}), so nothing would train. "
-            f"Give at most {batches}, or a smaller --batch-size."
-        )
-    if accumulation > 1:
-        batch = options.batch_size
-        print(
-            f"Gradient accumulation: {accumulation} batches of {batch} per "
-            f"update (batch {accumulation * batch} in the memory of {batch}), "
-            f"{steps} updates",
-            flush=True,
-        )
-    return steps
 
 
 def choose_learning_rate(options, hidden_size):

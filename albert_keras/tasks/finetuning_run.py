@@ -20,22 +20,19 @@ import time
 import warnings
 
 import keras
-import numpy as np
 
-from albert_keras.atomic_files import copy_file, write_json
 from albert_keras.tasks.finetuning_options import (
     DEFAULT_INIT,
     LATER_OPTIONS,
     FinetuningOptions,
-    batches_per_epoch,
     choose_learning_rate,
     lora_summary,
     refuse_int8_full_finetuning,
-    update_count,
 )
 from albert_keras.tasks.finetuning_state import FinetuningState
 from albert_keras.tasks.finished_run import clear_run, finished_run, mark_finished
-from albert_keras.tasks.run_folder_export import export_savedmodel
+from albert_keras.tasks.run_outputs import write_run_outputs
+from albert_keras.tasks.training_schedule import TrainingSchedule, update_count
 from albert_keras.training.run_settings import check_run_settings, record_run_settings
 
 
@@ -131,25 +128,31 @@ def _run_from(task, train, dev, inits, output_dir, vocab, settings, options):
     task.tokenizer = load_tokenizer(vocab)
     started = time.perf_counter()
     splits = _read_splits(task, train, dev, options)
-    _batch(task, splits, options, 0)  # SQuAD: makes the windows (num_rows)
+    _batch(task, splits, options)  # SQuAD: makes the windows (num_rows)
     warnings_found = _print_warnings(task, splits)
+    schedule = TrainingSchedule.of(splits["train"].num_rows, options)
     steps = update_count(splits["train"].num_rows, options)  # before the load
+    if options.max_steps or options.eval_every:
+        print(f"Training {schedule.describe()}", flush=True)
     model = _build_model(task, source, steps, options, name=init)
     state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
-    if state.restore(model):
+    state.unit = schedule.unit()
+    resumed = state.restore(model)
+    if resumed:
         print(state.describe(), flush=True)
-        _batch(task, {"train": splits["train"]}, options, state.epochs_done)
+    if resumed or schedule.data_epochs != options.epochs:
+        _batch(task, {"train": splits["train"]}, options, schedule, state.epochs_done)
     # The data read and the model built: a run refused before this point
     # leaves no settings that would block the corrected command.
     record_run_settings(output_dir, settings)
-    train_seconds = _fit(task, model, splits, output_dir, options, state)
+    train_seconds = _fit(task, model, splits, output_dir, (options, schedule), state)
     state.load_best(model)
     task.model = model
     result = _result(task, init, vocab, splits, state, options)
     result["train_seconds"] = train_seconds
     result["total_seconds"] = time.perf_counter() - started
     result["warnings"] = warnings_found
-    _write_outputs(task, model, splits, result, vocab, output_dir, options)
+    write_run_outputs(task, model, splits, result, vocab, output_dir, options)
     mark_finished(output_dir, result)
     return result
 
@@ -199,8 +202,14 @@ def _read_splits(task, train, dev, options):
     return splits
 
 
-def _batch(task, splits, options, first_epoch):
-    """Sets each split's `.batches`: train = epochs `first_epoch`.. back to back."""
+def _batch(task, splits, options, schedule=None, evaluations_done=0):
+    """Sets each split's `.batches`. Train: its epochs back to back, from
+    where `evaluations_done` evaluations of `schedule` end (default: all
+    `options.epochs` from the start)."""
+    epochs, skip = range(options.epochs), 0
+    if schedule is not None:
+        first, skip = schedule.start(evaluations_done)
+        epochs = range(first, schedule.data_epochs)
     for name, data in splits.items():
         data.batches = task.dataset(
             data,
@@ -208,9 +217,11 @@ def _batch(task, splits, options, first_epoch):
             options.batch_size,
             training=name == "train",
             seed=options.seed,
-            epochs=range(first_epoch, options.epochs),
+            epochs=epochs,
             **({"group_by_length": True} if options.group_by_length else {}),
         )
+        if name == "train" and skip:  # a resume inside an epoch
+            data.batches = data.batches.skip(skip)
 
 
 def _print_warnings(task, splits):
@@ -265,7 +276,7 @@ def _build_model(task, init, steps, options, name):
             options.optimizer,
             options.learning_rate,
             num_train_steps=max(steps, 1),
-            num_warmup_steps=int(options.warmup_fraction * steps),
+            num_warmup_steps=options.warmup_updates(steps),
             weight_decay=options.weight_decay,
             clipnorm=options.clipnorm,
             gradient_accumulation_steps=options.gradient_accumulation_steps,
@@ -277,13 +288,18 @@ def _build_model(task, init, steps, options, name):
     return model
 
 
-def _fit(task, model, splits, output_dir, options, state):
-    """Trains the epochs `state` has not done; returns the seconds it took."""
+def _fit(task, model, splits, output_dir, plan, state):
+    """Trains the evaluations `state` has not done; returns the seconds it took.
+
+    `plan`: (`FinetuningOptions`, `TrainingSchedule`).
+    """
     from albert_keras.tasks.dev_evaluation import DevEvaluation
     from albert_keras.training.loss_curve_plot import LossCurvePlot
     from albert_keras.training.progress_lines import progress_output
+    from albert_keras.training.stop_after_batches import StopAfterBatches
 
-    if state.epochs_done >= options.epochs or state.stopped:
+    options, schedule = plan
+    if state.epochs_done >= schedule.evaluations or state.stopped:
         return 0.0
     dev = splits["dev"]
     verbose, progress = progress_output(options.verbose)
@@ -300,14 +316,16 @@ def _fit(task, model, splits, output_dir, options, state):
             rows=state.rows,
             baselines=_baseline_lines(task, splits),
         ),
+        # The last stretch of a --max-steps run may end inside an "epoch".
+        StopAfterBatches(schedule.total_batches, schedule.period_batches),
     ]
     started = time.perf_counter()
     model.fit(
         splits["train"].batches,
         validation_data=dev.batches,
-        epochs=options.epochs,
+        epochs=schedule.evaluations,
         initial_epoch=state.epochs_done,
-        steps_per_epoch=batches_per_epoch(splits["train"].num_rows, options),
+        steps_per_epoch=schedule.period_batches,
         callbacks=callbacks + progress,  # progress lines see the dev scores
         verbose=verbose,
         shuffle=False,  # the pipeline shuffles
@@ -341,6 +359,8 @@ def _result(task, init, vocab, splits, state, options):
         "vocab": vocab,
         "monitor": task.monitor,
         "best_epoch": None if state.best_epoch is None else state.best_epoch + 1,
+        "best_step": state.best_step,
+        "evaluated": state.unit,  # per epoch, or every --eval-every updates
         "best": best,
         "epochs": history,
         "epochs_run": state.epochs_done,
@@ -351,47 +371,3 @@ def _result(task, init, vocab, splits, state, options):
         "train_examples": splits["train"].num_rows,
         "resumed_after_epoch": state.resumed_after or None,
     }
-
-
-def _write_outputs(task, model, splits, result, vocab, output_dir, options):
-    """metrics.json, settings.json, the vocabulary, dev outputs and savedmodel/.
-
-    `model` holds the best epoch's weights: the export is the best model.
-    """
-    dev = splits["dev"]
-    if result["epochs_run"] and hasattr(task, "write_dev_outputs"):
-        task.write_dev_outputs(model, dev, dev.batches, output_dir)
-    write_json(os.path.join(output_dir, "metrics.json"), result, default=_plain)
-    # What `albert-keras predict` needs to prepare inputs as training did.
-    kept = _kept_vocabulary_name(vocab)
-    settings = {"task": result["task"], "vocab": kept, "batch_size": options.batch_size}
-    write_json(os.path.join(output_dir, "settings.json"), settings, default=_plain)
-    copy_file(vocab, os.path.join(output_dir, kept))
-    task.result = result
-    if options.export and result["epochs_run"]:
-        export_savedmodel(task, output_dir)
-
-
-def _kept_vocabulary_name(vocab) -> str:
-    """The name of the run's vocabulary copy: its own where a lookup beside
-    best.keras finds it (vocab.txt, *.model, ...), else best.vocab.txt or
-    best.model, as albert-convert keeps one beside a .keras file.
-
-    >>> _kept_vocabulary_name("data/zh_vocab.txt"), _kept_vocabulary_name("a/vocab.txt")
-    ('best.vocab.txt', 'vocab.txt')
-    """
-    from albert_keras.tokenizers.vocabulary_files import (
-        VOCABULARY_NAMES,
-        vocabulary_path_beside,
-    )
-
-    name = os.path.basename(vocab)
-    if name in VOCABULARY_NAMES or name.endswith(".model"):
-        return name
-    return vocabulary_path_beside("best.keras", vocab)
-
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")

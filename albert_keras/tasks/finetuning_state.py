@@ -17,6 +17,7 @@ from albert_keras.atomic_files import (
     write_json,
 )
 from albert_keras.training.history_csv import write_history_rows
+from albert_keras.training.optimizer_steps import optimizer_updates
 
 _WEIGHTS = "state.weights.h5"
 _STATE = "state.json"
@@ -41,7 +42,10 @@ class FinetuningState(keras.callbacks.Callback):
     `EarlyStopping` and `CSVLogger`, which write in place.
 
     Place it after `DevEvaluation` in the callbacks, so the dev scores are in
-    the logs.
+    the logs. An "epoch" here is one Keras epoch of `fit`: a pass over the
+    data, or the updates between two evaluations under `--eval-every`
+    (`unit` says which in messages). Each row also records `step`, the
+    optimizer updates done when it was scored.
 
     Args:
         folder: the run's output folder.
@@ -70,10 +74,19 @@ class FinetuningState(keras.callbacks.Callback):
         self.wait = 0
         self.stopped = False
         self.resumed_after = 0  # epochs done before this process started
+        self.unit = "epoch"  # or "evaluation" (--eval-every)
 
     @property
     def epochs_done(self) -> int:
         return len(self.rows)
+
+    @property
+    def best_step(self) -> int | None:
+        """The optimizer updates done at the best evaluation (None: none yet)."""
+        if self.best_epoch is None:
+            return None
+        step = self.rows[self.best_epoch].get("step")  # older runs: none
+        return None if step is None else int(step)
 
     def _backups(self) -> list[str]:
         """Backup folders, newest first."""
@@ -150,15 +163,18 @@ class FinetuningState(keras.callbacks.Callback):
         return False
 
     def describe(self) -> str:
-        """'Resuming after epoch N (best so far: epoch K, val_x = v)'."""
-        best = "none yet"
+        """'Resuming after epoch N (best so far: epoch K, val_x = v)'; under
+        --eval-every 'after evaluation N (step S) ...'."""
+        unit, best = self.unit, "none yet"
         if self.best_epoch is not None:
-            best = f"epoch {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
-        return f"Resuming after epoch {self.epochs_done} (best so far: {best})"
+            best = f"{unit} {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
+        step = self.rows[-1].get("step") if self.rows else None
+        at = "" if unit == "epoch" or step is None else f" (step {int(step)})"
+        return f"Resuming after {unit} {self.epochs_done}{at} (best so far: {best})"
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
-        row = {"epoch": int(epoch)}
+        row = {"epoch": int(epoch), "step": optimizer_updates(self.model.optimizer)}
         row.update({k: float(v) for k, v in logs.items() if keras.ops.ndim(v) == 0})
         self.rows = [r for r in self.rows if r["epoch"] < epoch] + [row]
         value = row.get(self.monitor)

@@ -302,6 +302,30 @@ def task_export(work):
     return {}
 
 
+def eval_every(work):
+    """`task.fit(max_steps=3, eval_every=1)` on 2 batches an epoch: the last
+    evaluation stops `fit` inside its stretch (`StopAfterBatches`)."""
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks import ClassificationTask
+
+    rows = [
+        {"text": t, "label": i % 2} for i, t in enumerate(["Fine.", "Dull.", "Witty."])
+    ]
+    task = ClassificationTask(num_classes=2, sequence_length=16)
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    run = os.path.join(work, "steps_run")
+    result = task.fit(AlbertBackbone(config), rows, rows, run, vocab=SPM_MODEL_PATH,
+                      max_steps=3, eval_every=1, batch_size=2, export=False,
+                      verbose=0)  # fmt: skip
+    iterations = keras.ops.convert_to_numpy(task.model.optimizer.iterations)
+    # best.keras (loaded at the end) holds the optimizer of the best evaluation.
+    return {
+        "steps": result["epochs"]["step"],
+        "best_step": result["best_step"],
+        "iterations": int(iterations),
+    }
+
+
 def _cli(argv):
     """`albert-keras ARGV` here: its exit status and what it printed."""
     from albert_keras.cli import main

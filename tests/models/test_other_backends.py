@@ -24,7 +24,7 @@ CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
         "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
-        "accumulation", "pretrain_accumulation",
+        "accumulation", "pretrain_accumulation", "eval_every",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -269,6 +269,14 @@ def test_task_export_on_jax(backend_runs):
     run, saved = work / "task_run", work / "task_savedmodel"
     assert (saved / "saved_model.pb").exists()
     assert not (run / "savedmodel").exists()  # export=False: only the one asked
+
+
+def test_evaluations_every_n_updates_on_jax(backend_runs):
+    """`--max-steps 3 --eval-every 1` on JAX: dev scored after each update,
+    over two epochs of 2 batches; the best evaluation's model kept."""
+    _, result = _check(backend_runs, "jax", "eval_every")
+    assert result["steps"] == [1, 2, 3], result
+    assert result["iterations"] == result["best_step"], result
 
 
 def test_fill_mask_command_on_jax(backend_runs):

@@ -18,7 +18,7 @@ from albert_keras import AlbertBackbone
 from albert_keras.config_checks import check_accumulation_steps
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import ClassificationTask, FinetuningOptions
-from albert_keras.tasks.finetuning_options import update_count
+from albert_keras.tasks.training_schedule import update_count
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
 
