@@ -10,6 +10,7 @@ nothing.
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -77,22 +78,22 @@ def tagging_dataset(
     training=False,
     seed=0,
     epochs=None,
-    trim=None,
+    trim=True,
     group_by_length=False,
 ):
     """(features, labels, sample weights) batches of `tagging_features` rows.
 
-    Training batches are cut to their longest row, rounded up to
-    `PAD_MULTIPLE` (`trim_padding`): the cut columns are padding, with no
-    label weight, and the loss is the mean over the weighted words, so the
-    training is the same on less work. Batches to predict keep the full
-    length (`predict` joins them into one array, read by position).
+    Batches are cut to their longest row, rounded up to `PAD_MULTIPLE`
+    (`trim_padding`): the cut columns are padding, with no label weight,
+    and the loss is the mean over the weighted words, so the training is
+    the same on less work. `predict_logits` pads the logits of cut batches
+    back to full length (`model.predict` cannot join them).
 
     Args:
         features: from `tagging_features`.
         batch_size: rows per batch.
         training, seed, epochs: see `task_datasets.epoch_batches`.
-        trim: cut the padding (default: for training).
+        trim: cut the padding (False: full-length batches).
         group_by_length: training batches of sentences of similar length
             (`task_datasets.length_grouped`).
     """
@@ -107,7 +108,7 @@ def tagging_dataset(
         return length_grouped(rows, batch_size, _row_lengths)
 
     dataset = epoch_batches(dataset, batch, training, seed, epochs)
-    if training if trim is None else trim:
+    if trim:
         dataset = dataset.map(_trimmed, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
@@ -120,6 +121,32 @@ def _trimmed(inputs, labels, weights):
     """A batch cut to its longest row (its labels and weights too)."""
     cut = trim_padding({**inputs, "labels": labels, "weights": weights})
     return {k: cut[k] for k in MODEL_KEYS}, cut["labels"], cut["weights"]
+
+
+def predict_logits(model, dataset, sequence_length) -> np.ndarray:
+    """`model`'s logits [N, sequence_length, classes] over the batches of
+    `tagging_dataset`, each batch's padded back to `sequence_length` columns
+    (zeros, at padding positions: `word_logits` reads word positions only).
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertTokenClassifier
+    >>> model = AlbertTokenClassifier(AlbertBackbone("albert_tiny"), 3)
+    >>> features = {"token_ids": np.ones((3, 64), "int32"),
+    ...     "segment_ids": np.zeros((3, 64), "int32"),
+    ...     "padding_mask": (np.arange(64) < 5)[None].repeat(3, 0).astype("int32"),
+    ...     "labels": np.zeros((3, 64), "int32"), "weights": np.zeros((3, 64))}
+    >>> predict_logits(model, tagging_dataset(features, 2), 64).shape
+    (3, 64, 3)
+    """
+    parts = []
+    for inputs, *_ in dataset:
+        logits = model.predict_on_batch(inputs)["logits"]
+        logits = np.asarray(keras.ops.convert_to_numpy(logits), "float32")
+        cut = sequence_length - logits.shape[1]
+        parts.append(np.pad(logits, ((0, 0), (0, cut), (0, 0))))
+    if not parts:
+        return np.zeros((0, sequence_length, 0), "float32")
+    return np.concatenate(parts)
 
 
 def word_logits(logits, positions, counts) -> list[np.ndarray]:

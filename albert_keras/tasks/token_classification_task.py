@@ -227,9 +227,9 @@ class TokenClassificationTask(Task):
 
     def word_predictions(self, model, data, dataset) -> list[np.ndarray]:
         """Per example, the logits of each word (NaN rows: cut off)."""
-        from albert_keras.tasks.tagging_features import word_logits
+        from albert_keras.tasks.tagging_features import predict_logits, word_logits
 
-        logits = model.predict(dataset, verbose=0)["logits"]
+        logits = predict_logits(model, dataset, self.config.sequence_length)
         counts = [len(e["words"]) for e in data.examples]
         return word_logits(logits, data.features["positions"], counts)
 

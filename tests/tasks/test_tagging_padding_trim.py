@@ -46,8 +46,28 @@ def test_cut_columns_are_padding_without_label_weight():
         widths.append(width)
         start = rows.stop
     assert start == 96 and min(widths) < LENGTH  # the data does cut batches
-    # Batches to predict keep the full length (predict joins them).
-    assert {b[1].shape[1] for b in tagging_dataset(full, 16)} == {LENGTH}
+    # Batches to predict are cut too (`predict_logits` pads them back).
+    assert {b[1].shape[1] for b in tagging_dataset(full, 16)} == set(widths)
+
+
+def test_dev_and_predict_on_cut_batches_give_the_full_length_logits():
+    """`word_predictions` (dev scores, `predict`) on cut batches: the words'
+    logits of `model.predict` on full-length ones, in the file's order."""
+    from albert_keras.tasks.tagging_features import word_logits
+
+    task, features = _features()
+    config = micro_config(8000, max_position_embeddings=LENGTH)
+    model = AlbertTokenClassifier(AlbertBackbone(config), len(task.config.labels))
+    full = model.predict(tagging_dataset(features, 16, trim=False), verbose=0)
+    data = task.read(task_file("brown_tags", "train.jsonl"), training=True)
+    data.examples = data.examples[:96]
+    data.features = features  # of these 96 examples
+    counts = [len(e["words"]) for e in data.examples]
+    expected = word_logits(full["logits"], features["positions"], counts)
+    got = task.word_predictions(model, data, tagging_dataset(features, 16))
+    assert len(got) == 96
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)
 
 
 def test_training_on_cut_batches_is_training_on_full_ones():
