@@ -49,6 +49,7 @@ _KERAS_CLASSES = (
     "albert_keras.training.fast_lamb",
     "albert_keras.training.official_adamw",
     "albert_keras.training.warmup_polynomial_decay",
+    "albert_keras.training.warmup_cosine_decay",
 )
 # The tokenizer layers run in TensorFlow: on JAX or PyTorch without TensorFlow
 # the models still load, and only these stay unregistered.

@@ -79,6 +79,13 @@ def add_training_arguments(parser):
         help="share of the steps with a linear warmup",
     )
     training.add_argument(
+        "--lr-schedule",
+        default="linear",
+        choices=["linear", "cosine", "constant"],
+        help="the rate after the warmup: linear decay to 0 (official), a half "
+        "cosine to 0, or constant",
+    )
+    training.add_argument(
         "--warmup-steps",
         type=int,
         metavar="N",

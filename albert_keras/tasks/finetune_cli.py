@@ -213,6 +213,7 @@ def run_finetune(args):
         learning_rate=args.learning_rate,
         warmup_fraction=args.warmup_fraction,
         warmup_steps=args.warmup_steps,
+        lr_schedule=args.lr_schedule,
         max_steps=args.max_steps,
         eval_every=args.eval_every,
         optimizer=args.optimizer,

@@ -32,6 +32,7 @@ LATER_OPTIONS = {
     "max_steps": (None,),
     "eval_every": (None,),
     "warmup_steps": (None,),
+    "lr_schedule": ("linear",),
 }
 
 
@@ -79,6 +80,9 @@ class FinetuningOptions:
             every epoch: for long epochs (`TrainingSchedule`).
         warmup_steps: warm up this many updates (the official recipes'
             `warmup_step`) instead of `warmup_fraction` of them.
+        lr_schedule: the rate after the warmup: "linear" (the official
+            decay to 0), "cosine" (a half cosine to 0, transformers'
+            `lr_scheduler_type="cosine"`) or "constant".
         weight_decay: AdamW's decoupled weight decay (the official 0.01),
             not on LayerNorm parameters and biases; 0: none.
         max_grad_norm: the gradients' global norm is clipped to this (the
@@ -142,8 +146,14 @@ class FinetuningOptions:
     max_steps: int | None = None
     eval_every: int | None = None
     warmup_steps: int | None = None
+    lr_schedule: str = "linear"
 
     def __post_init__(self):
+        if self.lr_schedule not in ("linear", "cosine", "constant"):
+            raise ValueError(
+                "`lr_schedule` (--lr-schedule) must be linear, cosine or "
+                f"constant. Received: lr_schedule={self.lr_schedule!r}"
+            )
         if self.optimizer not in ("adamw", "adamw_official"):
             raise ValueError(
                 f"Unknown optimizer {self.optimizer!r}. Allowed: adamw, adamw_official"

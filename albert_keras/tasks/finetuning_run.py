@@ -280,6 +280,7 @@ def _build_model(task, init, steps, options, name):
             weight_decay=options.weight_decay,
             clipnorm=options.clipnorm,
             gradient_accumulation_steps=options.gradient_accumulation_steps,
+            lr_schedule=options.lr_schedule,
         ),
         loss=losses,
         loss_weights=loss_weights,

@@ -18,6 +18,7 @@ _ATTRIBUTES = {
     "create_optimizer": "albert_keras.training.optimizers",
     "ThroughputLogger": "albert_keras.training.throughput_logger",
     "WarmupPolynomialDecay": "albert_keras.training.warmup_polynomial_decay",
+    "WarmupCosineDecay": "albert_keras.training.warmup_cosine_decay",
     "PretrainingCheckpoint": "albert_keras.training.pretraining_checkpoint",
     "get_strategy": "albert_keras.training.strategies",
     "HistoryCsv": "albert_keras.training.history_csv",

@@ -8,7 +8,12 @@ from albert_keras.config_checks import check_accumulation_steps
 from albert_keras.training.dense_adamw import DenseAdamW
 from albert_keras.training.fast_lamb import FastLamb
 from albert_keras.training.official_adamw import OfficialAdamW
+from albert_keras.training.warmup_cosine_decay import WarmupCosineDecay
 from albert_keras.training.warmup_polynomial_decay import WarmupPolynomialDecay
+
+# The rate after the warmup: official linear decay (from step 0), a half
+# cosine (transformers' "cosine"), or the peak rate throughout.
+LR_SCHEDULES = ("linear", "cosine", "constant")
 
 # Official `exclude_from_weight_decay`: LayerNorm parameters and biases.
 NO_DECAY = ["gamma", "beta", "bias"]
@@ -23,6 +28,7 @@ def create_optimizer(
     epsilon: float = 1e-6,
     clipnorm: float | None = 1.0,
     gradient_accumulation_steps: int = 1,
+    lr_schedule: str = "linear",
 ):
     """The pretraining (LAMB) or fine-tuning (AdamW) optimizer with its schedule.
 
@@ -50,6 +56,9 @@ def create_optimizer(
             mean of their gradients (Keras' `gradient_accumulation_steps`):
             N batches of B rows train as one of N * B, in the memory of B.
             `num_train_steps` and `num_warmup_steps` count updates.
+        lr_schedule: after the warmup, "linear" (the official decay to 0,
+            `WarmupPolynomialDecay`), "cosine" (`WarmupCosineDecay`) or
+            "constant" (the peak rate).
 
     Example:
     >>> optimizer = create_optimizer("lamb", 1e-3, 1000, 100)
@@ -67,11 +76,8 @@ def create_optimizer(
             "Pass e.g. --weight-decay 0.01 (the official rate), or 0 for none."
         )
     accumulation = check_accumulation_steps(gradient_accumulation_steps)
-    schedule = WarmupPolynomialDecay(
-        learning_rate,
-        decay_steps=num_train_steps,
-        warmup_steps=num_warmup_steps,
-        accumulation_steps=accumulation,
+    schedule = _schedule(
+        lr_schedule, learning_rate, num_train_steps, num_warmup_steps, accumulation
     )
     classes = {
         "lamb": FastLamb,
@@ -92,3 +98,22 @@ def create_optimizer(
     )
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY)
     return optimizer
+
+
+def _schedule(name, learning_rate, steps, warmup, accumulation):
+    if name not in LR_SCHEDULES:
+        raise ValueError(
+            f"Unknown learning-rate schedule (--lr-schedule). Received: {name!r}. "
+            f"Allowed: {', '.join(LR_SCHEDULES)}"
+        )
+    if name == "cosine":
+        return WarmupCosineDecay(
+            learning_rate, steps, warmup, accumulation_steps=accumulation
+        )
+    return WarmupPolynomialDecay(
+        learning_rate,
+        decay_steps=steps,
+        warmup_steps=warmup,
+        power=0.0 if name == "constant" else 1.0,
+        accumulation_steps=accumulation,
+    )

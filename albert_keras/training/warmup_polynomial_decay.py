@@ -18,7 +18,8 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         decay_steps: int. Total training steps.
         warmup_steps: int. Warmup steps (the paper: 3125).
         end_learning_rate: float. Final rate.
-        power: float. 1.0 is linear decay.
+        power: float. 1.0 is linear decay; 0.0 a constant rate after the
+            warmup.
         accumulation_steps: int. The optimizer's `gradient_accumulation_steps`
             (1: none). Keras calls the schedule with the count of batches, not
             of updates; dividing by this counts updates, so that `decay_steps`
@@ -60,14 +61,18 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         if self.accumulation_steps > 1:
             step = ops.floor_divide(step, self.accumulation_steps)
         step = ops.cast(step, "float32")
-        done = ops.minimum(step, float(self.decay_steps)) / float(self.decay_steps)
-        decayed = (self.learning_rate - self.end_learning_rate) * ops.power(
-            1.0 - done, self.power
-        ) + self.end_learning_rate
+        decayed = self._decayed(step)
         if self.warmup_steps == 0:
             return decayed
         warmup = self.learning_rate * step / float(self.warmup_steps)
         return ops.where(step < self.warmup_steps, warmup, decayed)
+
+    def _decayed(self, step):
+        """The rate after the warmup, at update `step` (float32)."""
+        done = ops.minimum(step, float(self.decay_steps)) / float(self.decay_steps)
+        return (self.learning_rate - self.end_learning_rate) * ops.power(
+            1.0 - done, self.power
+        ) + self.end_learning_rate
 
     def get_config(self):
         return {
