@@ -49,15 +49,18 @@ class DevEvaluation(keras.callbacks.Callback):
         score: callable(model) -> dict of floats (higher is better for the
             monitored one).
         verbose: print the scores after each epoch.
+        unit: what an epoch is called in that line ("evaluation" under
+            `--eval-every`).
 
     Example:
     >>> callback = DevEvaluation(lambda model: {"accuracy": 1.0}, verbose=False)
     """
 
-    def __init__(self, score, verbose=True):
+    def __init__(self, score, verbose=True, unit="epoch"):
         super().__init__()
         self.score = score
         self.verbose = verbose
+        self.unit = unit
         self.history: list[dict] = []
 
     def on_epoch_end(self, epoch, logs=None):
@@ -67,4 +70,4 @@ class DevEvaluation(keras.callbacks.Callback):
             # Numbers only: a list (one threshold per label) stays in history.
             logs.update({f"val_{k}": v for k, v in scores.items() if np.ndim(v) == 0})
         if self.verbose:
-            print(f"epoch {epoch + 1} dev: {score_text(scores)}", flush=True)
+            print(f"{self.unit} {epoch + 1} dev: {score_text(scores)}", flush=True)

@@ -303,10 +303,12 @@ def _fit(task, model, splits, output_dir, plan, state):
     if state.epochs_done >= schedule.evaluations or state.stopped:
         return 0.0
     dev = splits["dev"]
-    verbose, progress = progress_output(options.verbose)
+    verbose, progress = progress_output(options.verbose, unit=schedule.unit())
     callbacks = [
         DevEvaluation(  # its own line beside Keras' bar; progress lines show it
-            lambda m: task.scores(m, dev, dev.batches), verbose=verbose != 0
+            lambda m: task.scores(m, dev, dev.batches),
+            verbose=verbose != 0,
+            unit=schedule.unit(),
         ),
         state,  # best.keras, backup/, history.csv, early stopping
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
@@ -345,6 +347,7 @@ def _baseline_lines(task, splits):
 
 
 def _result(task, init, vocab, splits, state, options):
+    schedule = TrainingSchedule.of(splits["train"].num_rows, options)
     history = {}
     for row in state.rows:
         for key, value in row.items():
@@ -365,7 +368,8 @@ def _result(task, init, vocab, splits, state, options):
         "best": best,
         "epochs": history,
         "epochs_run": state.epochs_done,
-        "stopped_early": state.stopped,
+        # (Out of patience at the last evaluation is no early stop.)
+        "stopped_early": state.stopped and state.epochs_done < schedule.evaluations,
         "baselines": task.baselines(splits["train"], splits["dev"]),
         "options": dataclasses.asdict(options),
         "data": {name: data.report.to_dict() for name, data in splits.items()},

@@ -23,6 +23,8 @@ class ProgressLines(keras.callbacks.Callback):
     Args:
         interval: seconds between two lines within an epoch.
         stream: where to write (default `sys.stdout`).
+        unit: what a Keras epoch is called in the lines ("evaluation" for
+            fine-tuning's `--eval-every` stretches).
 
     Example:
     >>> import io
@@ -35,10 +37,11 @@ class ProgressLines(keras.callbacks.Callback):
     'epoch 1/1 step 1/2: loss 0.5000'
     """
 
-    def __init__(self, interval: float = 30.0, stream=None):
+    def __init__(self, interval: float = 30.0, stream=None, unit: str = "epoch"):
         super().__init__()
         self.interval = interval
         self.stream = stream
+        self.unit = unit
         self._epoch = 0
         self._start = self._last = 0.0
 
@@ -46,7 +49,7 @@ class ProgressLines(keras.callbacks.Callback):
         print(text, file=self.stream or sys.stdout, flush=True)
 
     def _epoch_name(self):
-        return f"epoch {self._epoch + 1}/{self.params.get('epochs') or '?'}"
+        return f"{self.unit} {self._epoch + 1}/{self.params.get('epochs') or '?'}"
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
@@ -73,7 +76,7 @@ class ProgressLines(keras.callbacks.Callback):
         self._write(f"{head}: {numbers}" if numbers else head)
 
 
-def progress_output(verbose="auto", interval: float = 30.0):
+def progress_output(verbose="auto", interval: float = 30.0, unit: str = "epoch"):
     """(`verbose` for `fit`, callbacks to add) for a run's progress display.
 
     "auto": Keras' progress bar on a terminal or in a notebook, `ProgressLines`
@@ -82,6 +85,7 @@ def progress_output(verbose="auto", interval: float = 30.0):
     Args:
         verbose: "auto", 0, 1 or 2.
         interval: seconds between `ProgressLines` lines.
+        unit: what `ProgressLines` calls a Keras epoch.
 
     Example:
     >>> progress_output(0)
@@ -90,7 +94,7 @@ def progress_output(verbose="auto", interval: float = 30.0):
     if verbose != "auto":
         return verbose, []
     interactive = "ipykernel" in sys.modules or sys.stdout.isatty()
-    return (1, []) if interactive else (0, [ProgressLines(interval)])
+    return (1, []) if interactive else (0, [ProgressLines(interval, unit=unit)])
 
 
 def _duration(seconds: float) -> str:

@@ -143,3 +143,27 @@ def test_the_cli_passes_the_flags_and_refuses_bad_ones(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "`eval_every` (--eval-every) must be at least 1" in err
     assert "Traceback" not in err
+
+
+class EarlyBest(ClassificationTask):
+    """Dev scores fall with every update: the best model is the first one."""
+
+    def scores(self, model, data, dataset):
+        scores = super().scores(model, data, dataset)
+        scores["accuracy"] = 1.0 / (1.0 + float(model.optimizer.iterations))
+        return scores
+
+
+def test_progress_and_the_stop_are_told_in_evaluations(tmp_path, capsys):
+    task = EarlyBest(num_classes=2, sequence_length=16)
+    backbone = AlbertBackbone(micro_config(8000))
+    result = task.fit(
+        backbone, ROWS, ROWS[:8], str(tmp_path / "run"), vocab=SPM_MODEL_PATH,
+        batch_size=8, max_steps=7, eval_every=3, patience=2, export=False,
+        jit_compile=False, verbose="auto",
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "evaluation 3/3 done in" in printed and "epoch 1/" not in printed
+    assert (result["best_epoch"], result["best_step"]) == (1, 3)
+    # Out of patience at the last evaluation: the run ended, it did not stop early.
+    assert result["epochs_run"] == 3 and not result["stopped_early"]
