@@ -18,35 +18,15 @@ class WarmupCosineDecay(WarmupPolynomialDecay):
     end rate at `decay_steps` and staying there. Steps count updates, also
     under gradient accumulation (`WarmupPolynomialDecay`).
 
-    Args:
-        learning_rate: float. Peak rate.
-        decay_steps: int. Total training steps.
-        warmup_steps: int. Warmup steps.
-        end_learning_rate: float. Final rate.
-        accumulation_steps: int. The optimizer's `gradient_accumulation_steps`.
+    Args: those of `WarmupPolynomialDecay` (`learning_rate` the peak,
+        `decay_steps` the total steps, `warmup_steps`, `end_learning_rate`,
+        `accumulation_steps`), but `power`, which a cosine has not.
 
     Example:
     >>> schedule = WarmupCosineDecay(1e-3, decay_steps=110, warmup_steps=10)
     >>> round(float(schedule(5)), 6), round(float(schedule(60)), 6)
     (0.0005, 0.0005)
     """
-
-    def __init__(
-        self,
-        learning_rate,
-        decay_steps,
-        warmup_steps=0,
-        end_learning_rate=0.0,
-        accumulation_steps=1,
-    ):
-        super().__init__(
-            learning_rate,
-            decay_steps,
-            warmup_steps,
-            end_learning_rate,
-            power=1.0,
-            accumulation_steps=accumulation_steps,
-        )
 
     def _decayed(self, step):
         span = float(max(self.decay_steps - self.warmup_steps, 1))
