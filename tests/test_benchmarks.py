@@ -54,6 +54,12 @@ def test_backbone_inference_names_the_known_configs(capsys):
     assert "unknown --configs large; known: base, small" in capsys.readouterr().err
 
 
+def test_serving_refuses_a_missing_data_file_before_any_export(tmp_path):
+    with pytest.raises(SystemExit) as stop:
+        load("bench_serving").main(["--data", str(tmp_path / "none.jsonl")])
+    assert "none.jsonl: no such file" in str(stop.value)
+
+
 def test_create_data_refuses_a_missing_official_script(tmp_path, capsys):
     text = tmp_path / "input.txt"
     text.write_text("A line.\n")

@@ -253,13 +253,12 @@ class AlbertTextModel(keras.Model):
 
     def _in_rows(self, call, *inputs):
         """`call(*inputs)` on string tensors, `serving_rows` rows at a time:
-        a signature's memory stays bounded whatever the batch size. (With
-        `dynamic_length` each slice would pad to its own longest row, so
-        such a model serves the whole batch at once.)"""
+        a signature's memory stays bounded whatever the batch size. With
+        `dynamic_length` each slice pads to its own longest row; outputs of
+        that width (a backbone's `sequence_output`) do not stack, so such a
+        model serves the whole batch at once (see `in_chunks`)."""
         from albert_keras.models.chunked_serving import in_chunks
 
-        if self.dynamic_length:
-            return call(*inputs)
         return in_chunks(call, inputs, self.serving_rows)
 
     def quantize(self, mode=None, **kwargs):

@@ -17,7 +17,9 @@ def in_chunks(function, inputs, rows):
 
     Each output row depends only on its input row (as the text models'
     outputs do), so the result is the one of a single call, concatenated
-    from the slices in order.
+    from the slices in order. Outputs of a width only known per call (a
+    sequence padded to its slice's longest row) cannot be concatenated:
+    such a function runs on the whole batch at once.
 
     Args:
         function: takes the tensors of `inputs` (first axis: the batch) and
@@ -58,6 +60,11 @@ def in_chunks(function, inputs, rows):
     # would double an export's time).
     specs = [tf.TensorSpec([None, *t.shape[1:]], t.dtype) for t in inputs]
     function = tf.function(function, input_signature=specs, autograph=False)
+    traced = function.get_concrete_function(*specs).structured_outputs
+    if not all(value.shape[1:].is_fully_defined() for value in traced.values()):
+        # Rows whose width follows the slice (a sequence padded to its
+        # slice's longest row) do not stack: the batch goes at once.
+        return function(*inputs)
     first = function(*[t[:rows] for t in inputs])
     arrays = {
         key: tf.TensorArray(

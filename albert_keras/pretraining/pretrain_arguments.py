@@ -69,7 +69,14 @@ def _add_training_arguments(pretrain):
         "--warmup-steps",
         type=int,
         default=100,
-        help="steps of linear warm-up, then linear decay to 0 at --steps",
+        help="steps of linear warm-up, then --lr-schedule to --steps",
+    )
+    pretrain.add_argument(
+        "--lr-schedule",
+        default="linear",
+        choices=["linear", "cosine", "constant"],
+        help="the rate after the warm-up: linear decay to 0 at --steps (the "
+        "official), a half cosine to 0, or constant (default: %(default)s)",
     )
     pretrain.add_argument(
         "--learning-rate",

@@ -338,6 +338,7 @@ def _training_options(args) -> dict:
         num_train_steps=args.steps,
         num_warmup_steps=min(args.warmup_steps, args.steps),
         learning_rate=args.learning_rate,
+        lr_schedule=args.lr_schedule,
         weight_decay=args.weight_decay,
         optimizer=args.optimizer,
         gradient_accumulation_steps=args.gradient_accumulation_steps,

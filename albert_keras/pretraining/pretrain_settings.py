@@ -35,6 +35,8 @@ def check_pretrain_settings(args) -> dict:
     _check_same_accumulation(
         args.output_dir, recorded, args.gradient_accumulation_steps
     )
+    if args.lr_schedule != "linear":  # runs before the flag: linear
+        settings["lr_schedule"] = args.lr_schedule
     if args.gradient_accumulation_steps != 1:  # runs before the flag: none
         settings["gradient_accumulation_steps"] = args.gradient_accumulation_steps
     # The vocabulary by its bytes: the data's ids and the model's size.

@@ -83,6 +83,7 @@ def run_pretraining(
     num_train_steps: int = 1000,
     num_warmup_steps: int = 100,
     learning_rate: float = 0.00176,
+    lr_schedule: str = "linear",
     weight_decay: float = 0.01,
     optimizer: str = "lamb",
     gradient_accumulation_steps: int = 1,
@@ -121,6 +122,8 @@ def run_pretraining(
             built and trained in its scope.
         global_batch_size, sequence_length: for the throughput numbers.
         num_train_steps, num_warmup_steps, learning_rate: LAMB schedule.
+        lr_schedule: the rate after the warmup, "linear" (the official
+            decay to 0), "cosine" or "constant" (see `create_optimizer`).
         weight_decay: LAMB's weight decay (the official 0.01), not applied
             to LayerNorm parameters and biases.
         optimizer: "lamb" (`keras.optimizers.Lamb` as `FastLamb`) or
@@ -172,6 +175,7 @@ def run_pretraining(
         num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps,
         learning_rate=learning_rate,
+        lr_schedule=lr_schedule,
         weight_decay=weight_decay,
         optimizer=optimizer,
         gradient_accumulation_steps=gradient_accumulation_steps,
@@ -228,6 +232,7 @@ def _run(train_dataset, config, output_dir, run_dir, strategy, **kw):
                 kw["num_train_steps"],
                 kw["num_warmup_steps"],
                 weight_decay=kw["weight_decay"],
+                lr_schedule=kw["lr_schedule"],
                 gradient_accumulation_steps=kw["gradient_accumulation_steps"],
             ),
             kw["jit_compile"],

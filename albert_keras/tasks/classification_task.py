@@ -272,7 +272,10 @@ class ClassificationTask(Task):
 
         c = self.config  # a regress run finds a pair in its file (pairs None)
         pairs = bool(c.pairs) or len(c.text_fields) == 2
-        return AlbertTextModel(model, tokenizer, c.sequence_length, pairs=pairs)
+        # Each served slice pads to its longest row (short texts cost less).
+        return AlbertTextModel(
+            model, tokenizer, c.sequence_length, dynamic_length=True, pairs=pairs
+        )
 
     def write_serving_extras(self, folder):
         """`assets.extra/labels.json`: the label of each logit, in order (the

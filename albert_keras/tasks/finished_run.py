@@ -78,14 +78,15 @@ def finished_run(task, output_dir: str) -> dict | None:
     state = read_json(os.path.join(output_dir, RUN_STATE)) or {}
     if not state.get("finished"):
         return None
+    result = read_json(os.path.join(output_dir, "metrics.json"))
+    unit = (result or {}).get("evaluated", "epoch")  # or "evaluation"
     print(
-        f"{output_dir} holds this run, finished (best: epoch "
+        f"{output_dir} holds this run, finished (best: {unit} "
         f"{state.get('best_epoch')} of {state.get('epochs_run')}, see "
         "metrics.json): nothing to do. Use --overwrite (overwrite=True) to "
         "train again there.",
         flush=True,
     )
-    result = read_json(os.path.join(output_dir, "metrics.json"))
     _load_into(task, output_dir, result)
     return result
 

@@ -347,7 +347,9 @@ class MultiLabelClassificationTask(Task):
 
         c = self.config
         pairs = bool(c.pairs) or len(c.text_fields) == 2
-        return AlbertTextModel(model, tokenizer, c.sequence_length, pairs=pairs)
+        return AlbertTextModel(
+            model, tokenizer, c.sequence_length, dynamic_length=True, pairs=pairs
+        )
 
     def write_serving_extras(self, folder):
         """`assets.extra/labels.json` (the label of each logit, in order) and

@@ -186,7 +186,9 @@ class MultipleChoiceTask(Task):
     def text_model(self, model, tokenizer, best=None):
         from albert_keras.models import AlbertChoiceTextModel
 
-        return AlbertChoiceTextModel(model, tokenizer, self.config.sequence_length)
+        return AlbertChoiceTextModel(
+            model, tokenizer, self.config.sequence_length, dynamic_length=True
+        )
 
     def prediction(self, logits):
         return {

@@ -278,7 +278,11 @@ class TokenClassificationTask(Task):
         from albert_keras.models import AlbertTaggerTextModel
 
         return AlbertTaggerTextModel(
-            model, tokenizer, self.config.sequence_length, tags=self.tag_names()
+            model,
+            tokenizer,
+            self.config.sequence_length,
+            tags=self.tag_names(),
+            dynamic_length=True,
         )
 
     def write_serving_extras(self, folder):

@@ -146,6 +146,75 @@ def test_a_dynamic_length_model_serves_rows_of_any_length(tokenizer, tmp_path):
         assert max_abs_diff(got[key], expected[key]) < 1e-5, key
 
 
+def test_slices_of_a_dynamic_length_pad_to_their_own_longest_row():
+    """Outputs of a fixed width stack: each slice pads to its longest row.
+    Outputs whose width is the slice's do not: the batch goes at once."""
+    from albert_keras.models.chunked_serving import in_chunks
+
+    lengths = tf.constant([1, 2, 9, 3, 4])
+
+    def widths(n):  # each row says how wide its call padded
+        return {"width": tf.fill(tf.shape(n), tf.reduce_max(n))}
+
+    assert in_chunks(widths, [lengths], 2)["width"].numpy().tolist() == [2, 2, 9, 9, 4]
+
+    def grid(n):
+        return {"mask": tf.sequence_mask(n), **widths(n)}
+
+    whole = in_chunks(grid, [lengths], 2)
+    assert whole["width"].numpy().tolist() == [9] * 5
+    assert whole["mask"].shape == (5, 9)
+
+
+def _assert_same_outputs(got, expected, name):
+    assert sorted(got) == sorted(expected), name
+    for key, value in got.items():
+        value, reference = np.asarray(value), np.asarray(expected[key])
+        if value.dtype.kind in "fc":
+            assert max_abs_diff(value, reference) < 1e-5, (name, key)
+        else:
+            assert np.array_equal(value, reference), (name, key)
+
+
+def test_dynamic_length_task_models_serve_the_full_length_outputs(tokenizer, tmp_path):
+    """The tasks serve `dynamic_length` text models (classifier, tagger,
+    multiple choice): in slices of 2, each padded to its own longest row,
+    they give the outputs of the same model padded to the full length."""
+    from albert_keras import AlbertMultipleChoice, AlbertTokenClassifier
+
+    config = micro_config(vocab_size=8000, max_position_embeddings=32)
+    keras.utils.set_random_seed(5)
+    texts = tf.constant(["Ok.", "a", "dull " * 50, "A fine, witty film.", ""])
+    classifier = AlbertClassifier(AlbertBackbone(config), num_classes=3)
+    full = with_tokenizer(classifier, tokenizer, 32)
+    cut = with_tokenizer(classifier, tokenizer, 32, dynamic_length=True)
+    cut.serving_rows = 2
+    cut.export(str(tmp_path / "serving"), verbose=False)
+    served = tf.saved_model.load(str(tmp_path / "serving"))
+    _assert_same_outputs(served.serve(texts), full(texts), "serve")
+    pairs = (texts, texts[::-1])
+    _assert_same_outputs(served.serve_pairs(*pairs), full(pairs), "serve_pairs")
+    # The others through their signature's function, unexported (an export
+    # is seconds each; the classifier's above is the same code).
+    options = tf.constant([["Yes.", "No, not at all."]] * 5)
+    for task_model, inputs in (
+        (AlbertTokenClassifier(AlbertBackbone(config), num_classes=4), (texts,)),
+        (AlbertMultipleChoice(AlbertBackbone(config), num_choices=2), (texts, options)),
+    ):
+        full = with_tokenizer(task_model, tokenizer, 32)
+        cut = with_tokenizer(task_model, tokenizer, 32, dynamic_length=True)
+        cut.serving_rows = 2
+        serve = tf.function(
+            lambda *x, cut=cut: cut._in_rows(
+                lambda *y: cut(y if len(y) > 1 else y[0]), *x
+            )
+        )
+        got = serve(*inputs)
+        _assert_same_outputs(
+            got, full(inputs if len(inputs) > 1 else inputs[0]), cut.name
+        )
+
+
 SERVING_ROWS_ERROR = (
     "`serving_rows` must be a positive integer: the rows of a served batch "
     "that go through the model at once (e.g. `model.serving_rows = 8`; None "

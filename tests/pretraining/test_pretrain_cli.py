@@ -231,10 +231,18 @@ def test_own_corpus_with_a_trained_vocabulary_and_held_out_documents(
     model = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
     assert model.backbone.config.vocab_size == 400
 
-    # Resuming keeps the vocabulary the records were made with.
+    # Resuming keeps the vocabulary the records were made with. Another
+    # --lr-schedule is another training: refused, then --force-resume goes on
+    # with it, and the saved pretrainer holds that schedule.
     trained_at = os.path.getmtime(os.path.join(out, "data", "vocab.model"))
-    assert main(args + ["--steps", "4", "--force-resume"]) == 0
+    cosine = ["--steps", "4", "--lr-schedule", "cosine"]
+    assert main(args + cosine) == 2
+    assert "lr_schedule: the default then, 'cosine' now" in capsys.readouterr().err
+    assert main(args + cosine + ["--force-resume"]) == 0
     assert "Resuming from step 2" in capsys.readouterr().out
+    resumed = keras.saving.load_model(os.path.join(out, "pretrainer.keras"))
+    schedule = resumed.optimizer.get_config()["learning_rate"]
+    assert schedule["class_name"] == "WarmupCosineDecay", schedule
     assert os.path.getmtime(os.path.join(out, "data", "vocab.model")) == trained_at
     assert pieces(spm.SentencePieceProcessor(model_file=vocab_path)) == pieces(expected)
     # The data is made once: other data flags or other text are refused, even

@@ -167,3 +167,11 @@ def test_progress_and_the_stop_are_told_in_evaluations(tmp_path, capsys):
     assert (result["best_epoch"], result["best_step"]) == (1, 3)
     # Out of patience at the last evaluation: the run ended, it did not stop early.
     assert result["epochs_run"] == 3 and not result["stopped_early"]
+    # Started again, the finished run is told in its unit too.
+    again = EarlyBest(num_classes=2, sequence_length=16)
+    again.fit(
+        backbone, ROWS, ROWS[:8], str(tmp_path / "run"), vocab=SPM_MODEL_PATH,
+        batch_size=8, max_steps=7, eval_every=3, patience=2, export=False,
+        jit_compile=False, verbose="auto",
+    )  # fmt: skip
+    assert "finished (best: evaluation 1 of 3" in capsys.readouterr().out
