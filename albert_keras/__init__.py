@@ -45,6 +45,7 @@ __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 _KERAS_CLASSES = (
     "albert_keras.layers",
     "albert_keras.models",
+    "albert_keras.training.class_weighted_crossentropy",
     "albert_keras.training.dense_adamw",
     "albert_keras.training.fast_lamb",
     "albert_keras.training.official_adamw",

@@ -43,6 +43,7 @@ from albert_keras.models import AlbertClassifier  # noqa: E402
 from albert_keras.sample_text import SPM_MODEL_PATH, read_paragraphs  # noqa: E402
 from albert_keras.tasks.task_datasets import text_dataset, tokenize_texts  # noqa: E402
 from albert_keras.tokenizers import AlbertPacker, AlbertTokenizer  # noqa: E402
+from albert_keras.training.optimizers import create_optimizer  # noqa: E402
 
 CONFIGS = {"small": "albert_small", "base": "albert_base_v2", "tiny": "albert_tiny"}
 WAYS = ("full", "cut", "grouped")
@@ -53,6 +54,8 @@ EPOCHS = 3  # the first compiles (ours); the median of the others is reported
 def read_texts(path, count):
     if path is None:
         return read_paragraphs(count)[:count]
+    if not os.path.isfile(path):
+        raise SystemExit(f"--data {path}: no such file (a JSON Lines file with `text`)")
     with open(path, encoding="utf-8") as f:
         return [json.loads(line)["text"] for line in f if line.strip()][:count]
 
@@ -184,14 +187,18 @@ def run(args):
     }
     with tempfile.TemporaryDirectory() as folder:
         save_hf_checkpoint(build_classifier(args.config, args.length), folder)
+        steps = -(-len(texts) // BATCH)
         for way in WAYS:
             model = build_classifier(args.config, args.length)
             model.compile(
-                optimizer=keras.optimizers.AdamW(1e-4),
+                # As `albert-keras finetune` trains (`DenseAdamW`, clipping
+                # 1.0), at the constant rate and decay of the torch side.
+                optimizer=create_optimizer(
+                    "adamw", 1e-4, steps * EPOCHS, 0, lr_schedule="constant"
+                ),
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 jit_compile=True,
             )
-            steps = -(-len(texts) // BATCH)
             batches = our_batches(way, texts, labels, tokenizer, args.length)
             ours_epochs = time_ours(model, batches, steps)
             torch_batches = hf_batches(way, encoded, labels, args.length)

@@ -24,33 +24,23 @@ how often the two predicted labels agree.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from bench_fill_mask import timed  # noqa: E402
+from bench_finetune_padding import read_texts  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertConfig  # noqa: E402
 from albert_keras.atomic_files import write_json  # noqa: E402
 from albert_keras.models import AlbertClassifier  # noqa: E402
-from albert_keras.sample_text import SPM_MODEL_PATH, read_paragraphs  # noqa: E402
+from albert_keras.sample_text import SPM_MODEL_PATH  # noqa: E402
 
 CONFIGS = {"small": "albert_small", "base": "albert_base_v2", "tiny": "albert_tiny"}
 BATCH = 64  # the SavedModel's default serving_rows; the pipeline's batch_size
-
-
-def read_texts(path, count):
-    if path is None:
-        return read_paragraphs(count)[:count]
-    if not os.path.isfile(path):
-        raise SystemExit(f"--data {path}: no such file (a JSON Lines file with `text`)")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for line in f if line.strip()][:count]
 
 
 def build_classifier(config_name, length):
@@ -59,17 +49,6 @@ def build_classifier(config_name, length):
     )
     keras.utils.set_random_seed(0)
     return AlbertClassifier(AlbertBackbone(config), num_classes=2)
-
-
-def timed(run, repeats):
-    """Median seconds of `run()` after one warm-up call, and its last result."""
-    result = run()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds), result
 
 
 def ours(classifier, texts, length, dynamic, repeats, folder):

@@ -8,6 +8,11 @@ import math
 import keras
 import numpy as np
 
+from albert_keras.tasks.class_weights import (
+    BALANCED,
+    balanced_class_weights,
+    check_class_weight,
+)
 from albert_keras.tasks.jsonl_records import (
     check_kept,
     collect_examples,
@@ -47,6 +52,11 @@ class ClassificationConfig:
         sequence_length: packed length (`[CLS] a [SEP] b [SEP]`); longer
             texts are cut as the official `_truncate_seq_pair` does.
         label_field: the record key (CSV column) of the label.
+        class_weight: None (every row counts the same), "balanced" (each
+            class weighed `n / (classes * count)` on the training file; the
+            numbers then replace it) or one weight per class, in class
+            order: the loss of a row is multiplied by its class's weight
+            (`ClassWeightedCrossentropy`).
     """
 
     num_classes: int | None = None
@@ -55,6 +65,7 @@ class ClassificationConfig:
     pairs: bool | None = False
     sequence_length: int = 128
     label_field: str = "label"
+    class_weight: str | list | None = None
 
     def __post_init__(self):
         if isinstance(self.text_fields, str):  # one key, not its letters
@@ -84,6 +95,9 @@ class ClassificationConfig:
                     f"num_classes={self.num_classes} but labels has "
                     f"{len(self.labels)}: {self.labels[:10]}"
                 )
+        if isinstance(self.class_weight, tuple):
+            self.class_weight = list(self.class_weight)
+        check_class_weight(self.class_weight, self.num_classes)
 
 
 class ClassificationTask(Task):
@@ -134,6 +148,12 @@ class ClassificationTask(Task):
         for example in examples:
             if UNSCORED in example:
                 report.note(example["line"], UNSCORED_NOTE)
+        if training and self.config.class_weight == BALANCED:
+            weights = balanced_class_weights(
+                [e["label"] for e in examples], self.config.labels
+            )
+            self.config = dataclasses.replace(self.config, class_weight=weights)
+        check_class_weight(self.config.class_weight, self.config.num_classes)
         return TaskData(examples, report)
 
     def _no_example_hint(self, report):
@@ -245,6 +265,12 @@ class ClassificationTask(Task):
     def losses(self):
         if self.regression:
             return {"logits": keras.losses.MeanSquaredError()}, None
+        if isinstance(self.config.class_weight, list):
+            from albert_keras.training.class_weighted_crossentropy import (
+                ClassWeightedCrossentropy,
+            )
+
+            return {"logits": ClassWeightedCrossentropy(self.config.class_weight)}, None
         ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return {"logits": ce}, None
 

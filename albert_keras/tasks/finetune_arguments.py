@@ -56,6 +56,14 @@ def add_field_arguments(parser):
         "records with another label are skipped and reported (default: the "
         "training file's labels, refusing mixed types and stray rare ones)",
     )
+    fields.add_argument(
+        "--class-weight",
+        metavar="balanced|W,W,...",
+        help="classify/pair: weigh each row's loss by its class: 'balanced' "
+        "(n / (classes x count) on the training file, so rare classes count "
+        "more) or one weight per class in class order, e.g. 1,4 (default: "
+        "every row the same)",
+    )
 
 
 def add_training_arguments(parser):

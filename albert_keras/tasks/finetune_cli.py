@@ -119,7 +119,20 @@ def _task(args):
             fields["text_fields"] = text_fields
         if labels and args.task != "regress":
             fields["labels"] = labels
+        if args.class_weight:
+            fields["class_weight"] = _class_weight(args.class_weight)
     return task_from_name(args.task, **fields)
+
+
+def _class_weight(text):
+    """--class-weight: "balanced", or the weights as numbers (a word that is
+    neither is passed on, for the config to refuse by name)."""
+    if text.strip() == "balanced":
+        return "balanced"
+    try:
+        return [float(w) for w in text.split(",")]
+    except ValueError:
+        return text
 
 
 # The tasks of one text or a pair (--text-field, --text-pair-field).
@@ -135,6 +148,7 @@ def _check_unused_flags(args):
             ("--text-field", args.text_field, (*_TEXT_TASKS, "tag")),
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
             ("--threshold", args.threshold is not None, ("multilabel",)),
+            ("--class-weight", args.class_weight, ("classify", "pair")),
         )
         if value and args.task not in tasks
     ]
@@ -147,7 +161,9 @@ def _check_unused_flags(args):
         "squad": "SQuAD JSON names its own fields",
         "tag": "name the words with --text-field and the tags with --label-field",
     }.get(args.task)
-    if hint is None or unused == ["--threshold"]:
+    if unused == ["--class-weight"]:
+        hint = "--class-weight weighs the classes of --task classify or pair"
+    elif hint is None or unused == ["--threshold"]:
         hint = "--threshold sets where --task multilabel predicts a label"
     raise ValueError(f"--task {args.task} does not read {' or '.join(unused)}: {hint}.")
 

@@ -34,6 +34,8 @@ LATER_OPTIONS = {
     "warmup_steps": (None,),
     "lr_schedule": ("linear",),
 }
+# The same for the task config's fields (`settings["task"]["config"]`).
+LATER_TASK_FIELDS = {"class_weight": (None,)}
 
 
 # The counts checked to be whole numbers >= 1, and what leaving them out means.

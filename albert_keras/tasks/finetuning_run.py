@@ -21,9 +21,11 @@ import warnings
 
 import keras
 
+from albert_keras.tasks.class_weights import class_weight_line
 from albert_keras.tasks.finetuning_options import (
     DEFAULT_INIT,
     LATER_OPTIONS,
+    LATER_TASK_FIELDS,
     FinetuningOptions,
     choose_learning_rate,
     lora_summary,
@@ -177,8 +179,12 @@ def _settings(task, train, dev, init, options):
     for name, unchanged in LATER_OPTIONS.items():
         if recorded[name] in unchanged:
             recorded.pop(name)
+    described = task.get_config()
+    for name, unchanged in LATER_TASK_FIELDS.items():
+        if described["config"].get(name, unchanged[0]) in unchanged:
+            described["config"].pop(name, None)
     return {
-        "task": task.get_config(),
+        "task": described,
         "init": init if isinstance(init, str) else type(init).__name__,
         "train": file_fingerprint(train),
         "dev": file_fingerprint(dev),
@@ -199,6 +205,8 @@ def _read_splits(task, train, dev, options):
         if splits[name] is not data:  # --max-*-examples
             drawn = f"; {len(splits[name].examples)} drawn (--max-{name}-examples)"
         print(f"{name}: {data.report.summary()}{drawn}", flush=True)
+    if told := class_weight_line(task.config):
+        print(told, flush=True)
     return splits
 
 

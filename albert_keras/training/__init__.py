@@ -9,6 +9,7 @@ need TensorFlow.
 from albert_keras.lazy_imports import lazy_attributes as _lazy_attributes
 
 _ATTRIBUTES = {
+    "ClassWeightedCrossentropy": "albert_keras.training.class_weighted_crossentropy",
     "DenseAdamW": "albert_keras.training.dense_adamw",
     "DenseGradients": "albert_keras.training.dense_gradients",
     "FastLamb": "albert_keras.training.fast_lamb",
