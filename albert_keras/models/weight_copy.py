@@ -1,6 +1,7 @@
 """`copy_weights`: one model's weights into another of the same architecture,
 the position table allowed to grow (fine-tune or continue pretraining on longer
-sequences than a model was pretrained with)."""
+sequences than a model was pretrained with); `with_positions` and
+`with_dropout`, a backbone copied with a longer table or other dropout."""
 
 from __future__ import annotations
 
@@ -112,6 +113,47 @@ def with_positions(backbone, sequence_length):
         flush=True,
     )
     return longer
+
+
+def with_dropout(backbone, rate):
+    """`backbone`, or a copy whose encoder drops out at `rate` instead.
+
+    A model fine-tunes with other dropout than it was pretrained with, e.g.
+    a v2 release (no dropout) with the v1 releases' 0.1: the copy is built
+    from `backbone`'s config with `hidden_dropout_prob` and
+    `attention_probs_dropout_prob` set to `rate`, and given its weights
+    (`copy_weights`; dropout holds none), so it computes the same outputs
+    when not training.
+
+    Args:
+        backbone: an `AlbertBackbone`.
+        rate: float in [0, 1), or None to keep the backbone's own.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> plain = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
+    >>> with_dropout(plain, 0.1).config.attention_probs_dropout_prob
+    0.1
+    >>> with_dropout(plain, None) is plain
+    True
+    """
+    from albert_keras.models.albert_backbone import AlbertBackbone
+    from albert_keras.models.quantized_layers import (
+        quantize_again,
+        quantized_layer_modes,
+    )
+
+    config = backbone.config
+    own = (config.hidden_dropout_prob, config.attention_probs_dropout_prob)
+    if rate is None or own == (rate, rate):
+        return backbone
+    copy = AlbertBackbone(
+        config.replace(hidden_dropout_prob=rate, attention_probs_dropout_prob=rate),
+        dtype=backbone.dtype_policy.name,
+    )
+    quantize_again(copy, quantized_layer_modes(backbone))  # an int8 --init
+    copy_weights(backbone, copy)
+    return copy
 
 
 def reuse_task_head(model, loaded) -> str:

@@ -120,6 +120,14 @@ def add_training_arguments(parser):
         help="clip the gradients' global norm to this (0: no clipping)",
     )
     training.add_argument(
+        "--dropout",
+        type=float,
+        metavar="RATE",
+        help="the encoder's dropout while fine-tuning, on embeddings, blocks "
+        "and attention; the head's stays 0.1 (default: the model's own: 0.1 "
+        "in v1 releases, 0 in v2 ones and `albert-keras pretrain` runs)",
+    )
+    training.add_argument(
         "--lora-rank",
         type=int,
         default=0,

@@ -242,6 +242,7 @@ def run_finetune(args):
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         weight_decay=args.weight_decay,
         max_grad_norm=args.max_grad_norm,
+        dropout=args.dropout,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

@@ -33,6 +33,7 @@ LATER_OPTIONS = {
     "eval_every": (None,),
     "warmup_steps": (None,),
     "lr_schedule": ("linear",),
+    "dropout": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
 LATER_TASK_FIELDS = {"class_weight": (None,)}
@@ -90,6 +91,11 @@ class FinetuningOptions:
         max_grad_norm: the gradients' global norm is clipped to this (the
             official 1.0; transformers' option of the same name); 0 or None:
             no clipping.
+        dropout: the encoder's dropout while fine-tuning, on embeddings,
+            block outputs and attention weights (transformers'
+            `hidden_dropout_prob` and `attention_probs_dropout_prob`); None:
+            the model's own (v1 releases 0.1, v2 releases and `albert-keras
+            pretrain` runs 0). The head keeps the official 0.1 either way.
         optimizer: "adamw" (`DenseAdamW`: `keras.optimizers.AdamW`, embedding
             gradients summed first) or "adamw_official" (`OfficialAdamW`:
             the official optimizer, no bias correction).
@@ -149,6 +155,7 @@ class FinetuningOptions:
     eval_every: int | None = None
     warmup_steps: int | None = None
     lr_schedule: str = "linear"
+    dropout: float | None = None
 
     def __post_init__(self):
         if self.lr_schedule not in ("linear", "cosine", "constant"):
@@ -210,6 +217,14 @@ class FinetuningOptions:
                 "`max_grad_norm` (--max-grad-norm) is the global norm the "
                 "gradients are clipped to: give a number above 0 (1.0 is the "
                 f"official recipes'), or 0 for no clipping. Received: {norm!r}"
+            )
+        rate = self.dropout
+        number = isinstance(rate, int | float) and not isinstance(rate, bool)
+        if rate is not None and not (number and 0 <= rate < 1):
+            raise ValueError(
+                "`dropout` (--dropout) is the encoder's dropout rate: give a "
+                "number from 0 (none) up to but not including 1 (0.1 is the v1 "
+                f"releases'), or leave it out for the model's own. Received: {rate!r}"
             )
 
     def warmup_updates(self, updates: int) -> int:

@@ -247,7 +247,7 @@ def _build_model(task, init, steps, options, name):
     `steps`: the optimizer updates of the run (`update_count`). `name`: what
     to call `init` in the log (a release .tar.gz for its unpacked folder).
     """
-    from albert_keras.models.weight_copy import reuse_task_head
+    from albert_keras.models.weight_copy import reuse_task_head, with_dropout
     from albert_keras.tasks.init_labels import head_left_out, other_labels
     from albert_keras.training.optimizers import create_optimizer
     from albert_keras.training.xla_compile import xla_jit_compile
@@ -263,6 +263,11 @@ def _build_model(task, init, steps, options, name):
         )
     finally:
         keras.mixed_precision.set_dtype_policy(policy)
+    own = backbone.config.hidden_dropout_prob
+    backbone = with_dropout(backbone, options.dropout)
+    if options.dropout is not None:
+        rate = f"{options.dropout:g} (--dropout; the model's: {own:g})"
+        print(f"Encoder dropout {rate}", flush=True)
     if not options.lora_rank:
         refuse_int8_full_finetuning(backbone, name)
     model = task.build_model(backbone)
