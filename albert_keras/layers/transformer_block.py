@@ -98,21 +98,38 @@ class TransformerBlock(keras.layers.Layer):
         `tf.recompute_grad`, which takes none in graph mode; here the hidden
         states go positionally, and the mask and positions, integers that
         no gradient flows to (`tf.recompute_grad` would warn that it cannot
-        watch them), are closed over, on every backend.
+        watch them), are closed over, on every backend. Dropout draws the
+        forward's masks again when recomputed: its random states are set to
+        their values before the block inside the recomputed function, and
+        the states after it come out of that function.
         """
         if super().rematerialized_call(layer_call, *args, **kwargs) is layer_call:
             return layer_call
 
         def call(inputs, padding_mask=None, training=None, query_positions=None):
+            seeds = [v for v in self.variables if "seed_generator_state" in v.path]
+            start = [keras.ops.copy(seed.value) for seed in seeds]
+            jax = keras.config.backend() == "jax"
+
             def on_hidden_states(hidden_states):
-                return layer_call(
+                # TF and torch run this again in the backward pass: it draws
+                # the forward's dropout masks again and leaves the states as
+                # found. JAX replays it, and would leak a state set inside.
+                entry = start if jax else [keras.ops.copy(s.value) for s in seeds]
+                _assign(seeds, start)
+                outputs = layer_call(
                     hidden_states,
                     padding_mask=padding_mask,
                     training=training,
                     query_positions=query_positions,
                 )
+                end = [keras.ops.copy(seed.value) for seed in seeds]
+                _assign(seeds, entry)
+                return outputs, end
 
-            return keras.remat(on_hidden_states)(inputs)
+            outputs, end = keras.remat(on_hidden_states)(inputs)
+            _assign(seeds, end)
+            return outputs
 
         return call
 
@@ -130,3 +147,8 @@ class TransformerBlock(keras.layers.Layer):
             "attention_dropout": self.attention_dropout,
             "initializer_range": self.initializer_range,
         }
+
+
+def _assign(variables, values):
+    for variable, value in zip(variables, values, strict=True):
+        variable.assign(value)

@@ -1,7 +1,8 @@
 """`copy_weights`: one model's weights into another of the same architecture,
 the position table allowed to grow (fine-tune or continue pretraining on longer
-sequences than a model was pretrained with); `with_positions` and
-`with_dropout`, a backbone copied with a longer table or other dropout."""
+sequences than a model was pretrained with); `with_positions`,
+`with_dropout` and `with_gradient_checkpointing`, a backbone copied with a
+longer table, other dropout, or its blocks recomputed in the backward pass."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def copy_weights(source: keras.Model, target: keras.Model) -> int:
     extended_from = 0
     for s, t in zip(theirs, ours, strict=True):
         if tuple(s.shape) == tuple(t.shape):
-            plan.append((t, s))
+            plan.append((t, keras.ops.copy(s.value)))  # not a shared buffer (JAX)
         elif _longer_position_table(s, t):
             rows = keras.ops.convert_to_numpy(s)
             reps = -(-t.shape[0] // rows.shape[0])
@@ -96,16 +97,12 @@ def with_positions(backbone, sequence_length):
     >>> with_positions(short, 64) is short
     True
     """
-    from albert_keras.models.albert_backbone import AlbertBackbone
-
     have = backbone.config.max_position_embeddings
     if sequence_length <= have:
         return backbone
-    longer = AlbertBackbone(
-        backbone.config.replace(max_position_embeddings=sequence_length),
-        dtype=backbone.dtype_policy.name,
+    longer = _rebuilt(
+        backbone, backbone.config.replace(max_position_embeddings=sequence_length)
     )
-    copy_weights(backbone, longer)
     print(
         f"The model has {have} positions: sequence_length={sequence_length} "
         f"extends its table, positions {have}-{sequence_length - 1} starting as "
@@ -137,23 +134,63 @@ def with_dropout(backbone, rate):
     >>> with_dropout(plain, None) is plain
     True
     """
+    config = backbone.config
+    own = (config.hidden_dropout_prob, config.attention_probs_dropout_prob)
+    if rate is None or own == (rate, rate):
+        return backbone
+    return _rebuilt(
+        backbone,
+        config.replace(hidden_dropout_prob=rate, attention_probs_dropout_prob=rate),
+    )
+
+
+def with_gradient_checkpointing(backbone):
+    """A copy of `backbone` that recomputes its blocks in the backward pass.
+
+    The copy is built under `gradient_checkpointing` (a `keras.RematScope`)
+    and given `backbone`'s weights, so it computes the same numbers, training
+    too, while keeping only each block's input for the backward pass: what
+    lets a large model fine-tune on long sequences or big batches in less
+    memory, for about a third more compute. The saved model does not keep the
+    recomputation (it changes no number); apply it again to train further.
+
+    Args:
+        backbone: an `AlbertBackbone`.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> plain = AlbertBackbone(AlbertConfig.from_preset("albert_tiny"))
+    >>> with_gradient_checkpointing(plain).config == plain.config
+    True
+    """
+    from albert_keras.models.gradient_checkpointing import gradient_checkpointing
+
+    with gradient_checkpointing(backbone.config):
+        return _rebuilt(backbone, backbone.config)
+
+
+def _rebuilt(backbone, config):
+    """A new `AlbertBackbone` of `config` with `backbone`'s dtype, int8 layers
+    (an int8 --init), weights and, where it has as many, dropout seeds (so
+    it draws the same dropout masks)."""
     from albert_keras.models.albert_backbone import AlbertBackbone
     from albert_keras.models.quantized_layers import (
         quantize_again,
         quantized_layer_modes,
     )
 
-    config = backbone.config
-    own = (config.hidden_dropout_prob, config.attention_probs_dropout_prob)
-    if rate is None or own == (rate, rate):
-        return backbone
-    copy = AlbertBackbone(
-        config.replace(hidden_dropout_prob=rate, attention_probs_dropout_prob=rate),
-        dtype=backbone.dtype_policy.name,
-    )
-    quantize_again(copy, quantized_layer_modes(backbone))  # an int8 --init
+    copy = AlbertBackbone(config, dtype=backbone.dtype_policy.name)
+    quantize_again(copy, quantized_layer_modes(backbone))
     copy_weights(backbone, copy)
+    theirs, ours = _seed_states(backbone), _seed_states(copy)
+    if len(theirs) == len(ours):
+        for source, target in zip(theirs, ours, strict=True):
+            target.assign(keras.ops.copy(source.value))
     return copy
+
+
+def _seed_states(model):
+    return [v for v in model.variables if "seed_generator_state" in v.path]
 
 
 def reuse_task_head(model, loaded) -> str:

@@ -107,6 +107,27 @@ def add_training_arguments(parser):
         "first); adamw_official: the official AdamWeightDecayOptimizer (no "
         "bias correction)",
     )
+    _add_regularization_arguments(training)
+    _add_memory_arguments(training)
+    training.add_argument(
+        "--max-seq-length",
+        type=int,
+        default=128,
+        help="tokens per packed example; longer texts are cut (and counted)",
+    )
+    training.add_argument(
+        "--seed", type=int, default=0, help="data order, dropout and head init"
+    )
+    training.add_argument(
+        "--max-train-examples", type=int, help="a seeded draw of this many (all)"
+    )
+    training.add_argument(
+        "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
+    )
+
+
+def _add_regularization_arguments(training):
+    """Weight decay, clipping and dropout."""
     training.add_argument(
         "--weight-decay",
         type=float,
@@ -126,6 +147,17 @@ def add_training_arguments(parser):
         help="the encoder's dropout while fine-tuning, on embeddings, blocks "
         "and attention; the head's stays 0.1 (default: the model's own: 0.1 "
         "in v1 releases, 0 in v2 ones and `albert-keras pretrain` runs)",
+    )
+
+
+def _add_memory_arguments(training):
+    """What trades memory, speed or trained parameters."""
+    training.add_argument(
+        "--gradient-checkpointing",
+        action="store_true",
+        help="recompute each transformer block in the backward pass: less "
+        "memory (long sequences, big batches, xxlarge) for about a third more "
+        "compute; the same numbers, so a run may resume with it on or off",
     )
     training.add_argument(
         "--lora-rank",
@@ -149,21 +181,6 @@ def add_training_arguments(parser):
         action="store_true",
         help="batch training texts of similar length together: less padding, "
         "faster steps (transformers' group_by_length); not for squad",
-    )
-    training.add_argument(
-        "--max-seq-length",
-        type=int,
-        default=128,
-        help="tokens per packed example; longer texts are cut (and counted)",
-    )
-    training.add_argument(
-        "--seed", type=int, default=0, help="data order, dropout and head init"
-    )
-    training.add_argument(
-        "--max-train-examples", type=int, help="a seeded draw of this many (all)"
-    )
-    training.add_argument(
-        "--max-dev-examples", type=int, help="a seeded draw of this many (all)"
     )
 
 

@@ -243,6 +243,7 @@ def run_finetune(args):
         weight_decay=args.weight_decay,
         max_grad_norm=args.max_grad_norm,
         dropout=args.dropout,
+        gradient_checkpointing=args.gradient_checkpointing,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,
         export=not args.no_export,

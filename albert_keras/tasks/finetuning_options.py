@@ -96,6 +96,10 @@ class FinetuningOptions:
             `hidden_dropout_prob` and `attention_probs_dropout_prob`); None:
             the model's own (v1 releases 0.1, v2 releases and `albert-keras
             pretrain` runs 0). The head keeps the official 0.1 either way.
+        gradient_checkpointing: recompute each transformer block in the
+            backward pass (`with_gradient_checkpointing`; transformers'
+            option of the same name): less memory for about a third more
+            compute, the same numbers, so a run may resume with it on or off.
         optimizer: "adamw" (`DenseAdamW`: `keras.optimizers.AdamW`, embedding
             gradients summed first) or "adamw_official" (`OfficialAdamW`:
             the official optimizer, no bias correction).
@@ -156,6 +160,7 @@ class FinetuningOptions:
     warmup_steps: int | None = None
     lr_schedule: str = "linear"
     dropout: float | None = None
+    gradient_checkpointing: bool = False
 
     def __post_init__(self):
         if self.lr_schedule not in ("linear", "cosine", "constant"):
@@ -262,6 +267,30 @@ def choose_learning_rate(options, hidden_size):
     else:
         how = "given"
     print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)
+
+
+def fine_tuning_backbone(backbone, options):
+    """`backbone` with `options.dropout` and `options.gradient_checkpointing`
+    applied (a copy with the same weights when either changes it), said in
+    the log."""
+    from albert_keras.models.weight_copy import (
+        with_dropout,
+        with_gradient_checkpointing,
+    )
+
+    own = backbone.config.hidden_dropout_prob
+    backbone = with_dropout(backbone, options.dropout)
+    if options.dropout is not None:
+        rate = f"{options.dropout:g} (--dropout; the model's: {own:g})"
+        print(f"Encoder dropout {rate}", flush=True)
+    if options.gradient_checkpointing:
+        backbone = with_gradient_checkpointing(backbone)
+        print(
+            "Gradient checkpointing: each block is recomputed in the backward "
+            "pass (--gradient-checkpointing)",
+            flush=True,
+        )
+    return backbone
 
 
 def refuse_int8_full_finetuning(backbone, name) -> None:

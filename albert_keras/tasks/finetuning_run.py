@@ -28,6 +28,7 @@ from albert_keras.tasks.finetuning_options import (
     LATER_TASK_FIELDS,
     FinetuningOptions,
     choose_learning_rate,
+    fine_tuning_backbone,
     lora_summary,
     refuse_int8_full_finetuning,
 )
@@ -172,7 +173,8 @@ def _settings(task, train, dev, init, options):
     from albert_keras.training.run_settings import file_fingerprint
 
     recorded = dataclasses.asdict(options)
-    for name in ("verbose", "export", "jit_compile"):
+    # None of these changes a number: a run may resume with them changed.
+    for name in ("verbose", "export", "jit_compile", "gradient_checkpointing"):
         recorded.pop(name)
     # Options added later are left out when they do what runs before them
     # did, so those runs still resume.
@@ -247,7 +249,7 @@ def _build_model(task, init, steps, options, name):
     `steps`: the optimizer updates of the run (`update_count`). `name`: what
     to call `init` in the log (a release .tar.gz for its unpacked folder).
     """
-    from albert_keras.models.weight_copy import reuse_task_head, with_dropout
+    from albert_keras.models.weight_copy import reuse_task_head
     from albert_keras.tasks.init_labels import head_left_out, other_labels
     from albert_keras.training.optimizers import create_optimizer
     from albert_keras.training.xla_compile import xla_jit_compile
@@ -263,13 +265,11 @@ def _build_model(task, init, steps, options, name):
         )
     finally:
         keras.mixed_precision.set_dtype_policy(policy)
-    own = backbone.config.hidden_dropout_prob
-    backbone = with_dropout(backbone, options.dropout)
-    if options.dropout is not None:
-        rate = f"{options.dropout:g} (--dropout; the model's: {own:g})"
-        print(f"Encoder dropout {rate}", flush=True)
+    backbone = fine_tuning_backbone(backbone, options)
     if not options.lora_rank:
         refuse_int8_full_finetuning(backbone, name)
+    # The head starts the same however the backbone was loaded or copied.
+    keras.utils.set_random_seed(options.seed)
     model = task.build_model(backbone)
     if isinstance(source, keras.Model):
         name = name if isinstance(name, str) else type(name).__name__

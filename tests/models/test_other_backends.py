@@ -24,7 +24,7 @@ CHECKS = {
     "jax": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
         "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
-        "accumulation", "pretrain_accumulation", "eval_every",
+        "accumulation", "pretrain_accumulation", "eval_every", "remat_dropout",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
@@ -277,6 +277,13 @@ def test_evaluations_every_n_updates_on_jax(backend_runs):
     _, result = _check(backend_runs, "jax", "eval_every")
     assert result["steps"] == [1, 2, 3], result
     assert result["iterations"] == result["best_step"], result
+
+
+def test_gradient_checkpointing_with_dropout_on_jax(backend_runs):
+    """Blocks with dropout recomputed under `jax.checkpoint` fine-tune (their
+    dropout states are returned from it, not set inside)."""
+    _, result = _check(backend_runs, "jax", "remat_dropout")
+    assert len(result["losses"]) == 2 and np.all(np.isfinite(result["losses"]))
 
 
 def test_fill_mask_command_on_jax(backend_runs):
