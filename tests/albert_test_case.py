@@ -206,3 +206,20 @@ def fast_xla_flags() -> str:
     (the tiny test models run about as fast)."""
     flags = [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]
     return " ".join(flags).strip()
+
+
+def remat_spy(monkeypatch) -> list:
+    """The functions Keras recomputes in the backward pass (`keras.remat`),
+    recorded into the returned list while the test runs."""
+    from keras.src.layers import layer as keras_layer
+
+    recomputed = []
+    original = keras_layer.remat.remat
+
+    def spy(call):
+        recomputed.append(call)
+        return original(call)
+
+    monkeypatch.setattr(keras_layer.remat, "remat", spy)
+    monkeypatch.setattr(keras, "remat", spy)
+    return recomputed

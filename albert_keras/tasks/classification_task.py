@@ -13,6 +13,10 @@ from albert_keras.tasks.class_weights import (
     balanced_class_weights,
     check_class_weight,
 )
+from albert_keras.tasks.classification_loss import (
+    check_label_smoothing,
+    classification_loss,
+)
 from albert_keras.tasks.jsonl_records import (
     check_kept,
     collect_examples,
@@ -57,6 +61,8 @@ class ClassificationConfig:
             numbers then replace it) or one weight per class, in class
             order: the loss of a row is multiplied by its class's weight
             (`ClassWeightedCrossentropy`).
+        label_smoothing: the share of each row's target spread evenly over
+            the classes (transformers' `label_smoothing_factor`); 0: none.
     """
 
     num_classes: int | None = None
@@ -66,6 +72,7 @@ class ClassificationConfig:
     sequence_length: int = 128
     label_field: str = "label"
     class_weight: str | list | None = None
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
         if isinstance(self.text_fields, str):  # one key, not its letters
@@ -98,6 +105,7 @@ class ClassificationConfig:
         if isinstance(self.class_weight, tuple):
             self.class_weight = list(self.class_weight)
         check_class_weight(self.class_weight, self.num_classes)
+        check_label_smoothing(self.label_smoothing, self.num_classes)
 
 
 class ClassificationTask(Task):
@@ -265,14 +273,7 @@ class ClassificationTask(Task):
     def losses(self):
         if self.regression:
             return {"logits": keras.losses.MeanSquaredError()}, None
-        if isinstance(self.config.class_weight, list):
-            from albert_keras.training.class_weighted_crossentropy import (
-                ClassWeightedCrossentropy,
-            )
-
-            return {"logits": ClassWeightedCrossentropy(self.config.class_weight)}, None
-        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        return {"logits": ce}, None
+        return {"logits": classification_loss(self.config)}, None
 
     def metrics(self, labels, logits):
         from albert_keras.tasks.dev_evaluation import (

@@ -141,6 +141,14 @@ def _add_regularization_arguments(training):
         help="clip the gradients' global norm to this (0: no clipping)",
     )
     training.add_argument(
+        "--label-smoothing",
+        type=float,
+        default=0.0,
+        metavar="E",
+        help="classify/pair: spread this share of each row's target evenly "
+        "over the classes (transformers' label_smoothing_factor; 0: none)",
+    )
+    training.add_argument(
         "--dropout",
         type=float,
         metavar="RATE",

@@ -121,6 +121,8 @@ def _task(args):
             fields["labels"] = labels
         if args.class_weight:
             fields["class_weight"] = _class_weight(args.class_weight)
+        if args.label_smoothing:
+            fields["label_smoothing"] = args.label_smoothing
     return task_from_name(args.task, **fields)
 
 
@@ -149,6 +151,7 @@ def _check_unused_flags(args):
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
             ("--threshold", args.threshold is not None, ("multilabel",)),
             ("--class-weight", args.class_weight, ("classify", "pair")),
+            ("--label-smoothing", args.label_smoothing, ("classify", "pair")),
         )
         if value and args.task not in tasks
     ]
@@ -161,8 +164,8 @@ def _check_unused_flags(args):
         "squad": "SQuAD JSON names its own fields",
         "tag": "name the words with --text-field and the tags with --label-field",
     }.get(args.task)
-    if unused == ["--class-weight"]:
-        hint = "--class-weight weighs the classes of --task classify or pair"
+    if set(unused) <= {"--class-weight", "--label-smoothing"}:
+        hint = "it weighs or smooths the classes of --task classify or pair only"
     elif hint is None or unused == ["--threshold"]:
         hint = "--threshold sets where --task multilabel predicts a label"
     raise ValueError(f"--task {args.task} does not read {' or '.join(unused)}: {hint}.")

@@ -36,7 +36,7 @@ LATER_OPTIONS = {
     "dropout": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
-LATER_TASK_FIELDS = {"class_weight": (None,)}
+LATER_TASK_FIELDS = {"class_weight": (None,), "label_smoothing": (0.0, 0)}
 
 
 # The counts checked to be whole numbers >= 1, and what leaving them out means.

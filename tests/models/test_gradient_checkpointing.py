@@ -4,8 +4,7 @@ import logging
 
 import keras
 import numpy as np
-from albert_test_case import max_abs_diff
-from keras.src.layers import layer as keras_layer
+from albert_test_case import max_abs_diff, remat_spy
 
 from albert_keras import AlbertBackbone, AlbertConfig, AlbertPretrainer
 from albert_keras.models import gradient_checkpointing
@@ -72,15 +71,7 @@ class _Records(logging.Handler):
 
 
 def test_remat_training_equals_plain_training(monkeypatch):
-    recomputed = []
-    original = keras_layer.remat.remat
-
-    def spy(call):
-        recomputed.append(call)
-        return original(call)
-
-    monkeypatch.setattr(keras_layer.remat, "remat", spy)
-    monkeypatch.setattr(keras, "remat", spy)
+    recomputed = remat_spy(monkeypatch)
     start, plain, plain_loss = _trained(False, None)
     assert recomputed == []
     warned = _Records()

@@ -12,8 +12,7 @@ import json
 
 import keras
 import numpy as np
-from albert_test_case import max_abs_diff, micro_config
-from keras.src.layers import layer as keras_layer
+from albert_test_case import max_abs_diff, micro_config, remat_spy
 
 from albert_keras import AlbertBackbone
 from albert_keras.cli import main
@@ -23,19 +22,6 @@ from albert_keras.tasks import ClassificationTask
 
 DROPOUT = {"hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
 ROWS = [{"text": f"word {i} " * (1 + i % 5), "label": i % 2} for i in range(16)]
-
-
-def _spy(monkeypatch):
-    recomputed = []
-    original = keras_layer.remat.remat
-
-    def spy(call):
-        recomputed.append(call)
-        return original(call)
-
-    monkeypatch.setattr(keras_layer.remat, "remat", spy)
-    monkeypatch.setattr(keras, "remat", spy)
-    return recomputed
 
 
 def _fit(folder, **options):
@@ -66,7 +52,7 @@ def test_the_copy_has_the_weights_and_infers_the_same():
 def test_fine_tuning_recomputes_the_blocks_and_trains_the_same(
     tmp_path, monkeypatch, capsys
 ):
-    recomputed = _spy(monkeypatch)
+    recomputed = remat_spy(monkeypatch)
     plain_loss, plain = _fit(tmp_path / "plain")
     assert recomputed == []
     remat_loss, remat = _fit(tmp_path / "remat", gradient_checkpointing=True)
