@@ -138,6 +138,10 @@ class ClassificationTask(Task):
     def monitor(self):
         return "pearson" if self.regression else "accuracy"
 
+    @property
+    def metric_names(self):
+        return ("pearson", "spearman") if self.regression else super().metric_names
+
     def read(self, source, training=False, require_labels=True):
         records, report = read_records(source, require_labels, self.config.label_field)
         check_kept(report, records, _FIELD_FLAGS)

@@ -218,6 +218,16 @@ def _add_length_arguments(training):
         help="stop after this many dev evaluations (epochs, or --eval-every "
         "stretches) without a better dev score",
     )
+    training.add_argument(
+        "--metric-for-best-model",
+        metavar="NAME",
+        help="the dev score that picks the best model and counts --patience: "
+        "accuracy, f1 or mcc (classify, pair, choice), pearson or spearman "
+        "(regress), micro_f1, macro_f1, exact_match or label_accuracy "
+        "(multilabel), best_f1, best_exact, f1 or exact (squad), entity_f1, "
+        "entity_precision, entity_recall or accuracy (tag) (default: the "
+        "first of each)",
+    )
 
 
 def add_squad_arguments(parser):

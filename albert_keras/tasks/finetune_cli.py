@@ -237,6 +237,7 @@ def run_finetune(args):
         eval_every=args.eval_every,
         optimizer=args.optimizer,
         patience=args.patience,
+        metric_for_best_model=args.metric_for_best_model,
         seed=args.seed,
         max_train_examples=args.max_train_examples,
         max_dev_examples=args.max_dev_examples,

@@ -34,6 +34,7 @@ LATER_OPTIONS = {
     "warmup_steps": (None,),
     "lr_schedule": ("linear",),
     "dropout": (None,),
+    "metric_for_best_model": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
 LATER_TASK_FIELDS = {"class_weight": (None,), "label_smoothing": (0.0, 0)}
@@ -96,6 +97,9 @@ class FinetuningOptions:
             `hidden_dropout_prob` and `attention_probs_dropout_prob`); None:
             the model's own (v1 releases 0.1, v2 releases and `albert-keras
             pretrain` runs 0). The head keeps the official 0.1 either way.
+        metric_for_best_model: the dev score the best model is chosen by
+            (and `patience` counts on), one of the task's `metric_names`
+            (transformers' option of the same name); None: its `monitor`.
         gradient_checkpointing: recompute each transformer block in the
             backward pass (`with_gradient_checkpointing`; transformers'
             option of the same name): less memory for about a third more
@@ -161,6 +165,7 @@ class FinetuningOptions:
     lr_schedule: str = "linear"
     dropout: float | None = None
     gradient_checkpointing: bool = False
+    metric_for_best_model: str | None = None
 
     def __post_init__(self):
         if self.lr_schedule not in ("linear", "cosine", "constant"):
@@ -267,6 +272,26 @@ def choose_learning_rate(options, hidden_size):
     else:
         how = "given"
     print(f"Learning rate {options.learning_rate:g} ({how})", flush=True)
+
+
+def best_model_metric(task, options) -> str:
+    """The dev score the run keeps its best model by: `task.monitor`, or the
+    `options.metric_for_best_model` it offers (said in the log)."""
+    name = options.metric_for_best_model
+    if name is None:
+        return task.monitor
+    if name not in task.metric_names:
+        raise ValueError(
+            f"--metric-for-best-model {name}: {type(task).__name__} scores dev "
+            f"by {', '.join(task.metric_names)} (higher is better); give one "
+            f"of them, or leave it out for {task.monitor}."
+        )
+    print(
+        f"The best model is the one of the best dev {name} "
+        f"(--metric-for-best-model; the task's own: {task.monitor})",
+        flush=True,
+    )
+    return name
 
 
 def fine_tuning_backbone(backbone, options):

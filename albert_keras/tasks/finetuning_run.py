@@ -27,6 +27,7 @@ from albert_keras.tasks.finetuning_options import (
     LATER_OPTIONS,
     LATER_TASK_FIELDS,
     FinetuningOptions,
+    best_model_metric,
     choose_learning_rate,
     fine_tuning_backbone,
     lora_summary,
@@ -138,7 +139,8 @@ def _run_from(task, train, dev, inits, output_dir, vocab, settings, options):
     if options.max_steps or options.eval_every:
         print(f"Training {schedule.describe()}", flush=True)
     model = _build_model(task, source, steps, options, name=init)
-    state = FinetuningState(output_dir, "val_" + task.monitor, options.patience)
+    metric = best_model_metric(task, options)
+    state = FinetuningState(output_dir, "val_" + metric, options.patience)
     state.unit = schedule.unit()
     resumed = state.restore(model)
     if resumed:
@@ -328,9 +330,9 @@ def _fit(task, model, splits, output_dir, plan, state):
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"fine-tuning: {type(task).__name__}",
-            scores=(task.monitor,),
+            scores=(state.monitor[4:],),
             rows=state.rows,
-            baselines=_baseline_lines(task, splits),
+            baselines=_baseline_lines(task, splits, state.monitor[4:]),
         ),
         # The last stretch of a --max-steps run may end inside an "epoch".
         StopAfterBatches(schedule.total_batches, schedule.period_batches),
@@ -349,13 +351,13 @@ def _fit(task, model, splits, output_dir, plan, state):
     return time.perf_counter() - started
 
 
-def _baseline_lines(task, splits):
-    """{"val_<monitor>": (name, dev score)} of the task's baselines, for the plot."""
+def _baseline_lines(task, splits, metric):
+    """{"val_<metric>": (name, dev score)} of the task's baselines, for the plot."""
     lines = {}
     for name, scores in task.baselines(splits["train"], splits["dev"]).items():
-        if task.monitor in scores:
+        if metric in scores:
             label = name.replace("_", " ") + " (dev)"
-            lines["val_" + task.monitor] = (label, float(scores[task.monitor]))
+            lines["val_" + metric] = (label, float(scores[metric]))
     return lines
 
 
@@ -374,7 +376,7 @@ def _result(task, init, vocab, splits, state, options):
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
         "vocab": vocab,
-        "monitor": task.monitor,
+        "monitor": state.monitor[4:],  # "val_<metric>"
         "best_epoch": None if state.best_epoch is None else state.best_epoch + 1,
         "best_step": state.best_step,
         "evaluated": state.unit,  # per epoch, or every --eval-every updates

@@ -144,6 +144,7 @@ class MultiLabelClassificationTask(Task):
 
     config_class = MultiLabelClassificationConfig
     monitor = "micro_f1"
+    metric_names = ("micro_f1", "macro_f1", "exact_match", "label_accuracy")
     groups_by_length = True
     multi_label = True
 

@@ -93,6 +93,7 @@ class SquadTask(Task):
 
     config_class = SquadConfig
     monitor = "best_f1"
+    metric_names = ("best_f1", "best_exact", "f1", "exact")
 
     def read(self, source, training=False, require_labels=True):
         if not isinstance(source, str):

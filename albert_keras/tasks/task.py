@@ -36,8 +36,10 @@ class Task:
     """
 
     config_class: type = None
-    # The dev metric the best epoch is chosen by (higher is better).
+    # The dev metric the best epoch is chosen by (higher is better), and
+    # the others a run may choose it by (--metric-for-best-model).
     monitor = "accuracy"
+    metric_names = ("accuracy", "f1", "mcc")
     # Its `dataset` takes `group_by_length` (FinetuningOptions).
     groups_by_length = False
 

@@ -90,6 +90,12 @@ class TokenClassificationTask(Task):
         labels = self.config.labels or []
         return "entity_f1" if is_chunk_scheme(labels) else "accuracy"
 
+    @property
+    def metric_names(self):
+        if self.monitor == "accuracy":
+            return ("accuracy",)
+        return ("entity_f1", "entity_precision", "entity_recall", "accuracy")
+
     @classmethod
     def config_fields(cls, fields):
         """The CLI's `text_fields` / `label_field` as this task's fields."""
