@@ -64,6 +64,8 @@ class DevEvaluation(keras.callbacks.Callback):
         self.history: list[dict] = []
 
     def on_epoch_end(self, epoch, logs=None):
+        if getattr(self.model, "nan_detected", False):
+            return  # `NanGuard` stopped: the weights are not worth scoring
         scores = self.score(self.model)
         self.history.append(scores)
         if logs is not None:

@@ -311,6 +311,7 @@ def _fit(task, model, splits, output_dir, plan, state):
     """
     from albert_keras.tasks.dev_evaluation import DevEvaluation
     from albert_keras.training.loss_curve_plot import LossCurvePlot
+    from albert_keras.training.nan_guard import NanGuard
     from albert_keras.training.progress_lines import progress_output
     from albert_keras.training.stop_after_batches import StopAfterBatches
 
@@ -320,6 +321,7 @@ def _fit(task, model, splits, output_dir, plan, state):
     dev = splits["dev"]
     verbose, progress = progress_output(options.verbose, unit=schedule.unit())
     callbacks = [
+        NanGuard(),  # before the others: they keep nothing after a NaN loss
         DevEvaluation(  # its own line beside Keras' bar; progress lines show it
             lambda m: task.scores(m, dev, dev.batches),
             verbose=verbose != 0,

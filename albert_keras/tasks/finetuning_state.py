@@ -165,14 +165,19 @@ class FinetuningState(keras.callbacks.Callback):
     def describe(self) -> str:
         """'Resuming after epoch N (best so far: epoch K, val_x = v)'; under
         --eval-every 'after evaluation N (step S) ...'."""
-        unit, best = self.unit, "none yet"
-        if self.best_epoch is not None:
-            best = f"{unit} {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
         step = self.rows[-1].get("step") if self.rows else None
-        at = "" if unit == "epoch" or step is None else f" (step {int(step)})"
-        return f"Resuming after {unit} {self.epochs_done}{at} (best so far: {best})"
+        at = "" if self.unit == "epoch" or step is None else f" (step {int(step)})"
+        done = f"{self.unit} {self.epochs_done}{at}"
+        return f"Resuming after {done} (best so far: {self._best_text()})"
+
+    def _best_text(self) -> str:
+        if self.best_epoch is None:
+            return "none yet"
+        return f"{self.unit} {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
 
     def on_epoch_end(self, epoch, logs=None):
+        if _diverged(self.model):
+            return  # nothing of the stretch NanGuard stopped is kept
         logs = logs or {}
         row = {"epoch": int(epoch), "step": optimizer_updates(self.model.optimizer)}
         row.update({k: float(v) for k, v in logs.items() if keras.ops.ndim(v) == 0})
@@ -192,6 +197,17 @@ class FinetuningState(keras.callbacks.Callback):
         write_history_rows(os.path.join(self.folder, "history.csv"), self.rows)
         if self.stopped:
             self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if _diverged(self.model):
+            raise ValueError(
+                "Fine-tuning stopped: the loss became NaN or infinite (see "
+                "above), so the run is not finished; what it saved before is "
+                f"kept (best: {self._best_text()}). Lower "
+                "--learning-rate, raise the warmup (--warmup-fraction, "
+                "--warmup-steps) or check the data, then run again with "
+                "--force-resume (from there), --overwrite or another --output-dir."
+            )
 
     def _save_best(self, path) -> None:
         """`model.save`; a LoRA model's uncompiled: its optimizer holds the
@@ -220,6 +236,11 @@ class FinetuningState(keras.callbacks.Callback):
         """Puts the best epoch's weights into `model` (if an epoch improved)."""
         if self.best_epoch is not None and os.path.isfile(self.best_path):
             model.load_weights(self.best_path)
+
+
+def _diverged(model) -> bool:
+    """`NanGuard` stopped training at a non-finite loss."""
+    return bool(getattr(model, "nan_detected", False))
 
 
 def _refuse_another_model(path, error) -> None:
