@@ -223,3 +223,17 @@ def remat_spy(monkeypatch) -> list:
     monkeypatch.setattr(keras_layer.remat, "remat", spy)
     monkeypatch.setattr(keras, "remat", spy)
     return recomputed
+
+
+def tiny_finetune(tmp_path, rows, *flags, task="classify") -> int:
+    """`albert-keras finetune` on `rows` (train and dev) from a random
+    albert_tiny, one epoch at 16 tokens, into `tmp_path / "run"`: its exit
+    status. Later `flags` override these (argparse keeps the last)."""
+    from albert_keras.cli import main
+
+    train = tmp_path / "train.jsonl"
+    train.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    args = ["finetune", "--task", task, "--train", str(train), "--dev", str(train)]
+    args += ["--init", "albert_tiny", "--output-dir", str(tmp_path / "run")]
+    args += ["--epochs", "1", "--max-seq-length", "16", "--no-export", "--no-jit"]
+    return main([*args, *flags])

@@ -11,10 +11,9 @@ import json
 import keras
 import numpy as np
 import pytest
-from albert_test_case import micro_config
+from albert_test_case import micro_config, tiny_finetune
 
 from albert_keras import AlbertBackbone
-from albert_keras.cli import main
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import ClassificationTask
 from albert_keras.tasks.class_weights import balanced_class_weights
@@ -97,12 +96,7 @@ def test_weights_of_one_train_as_without_and_others_do_not(tmp_path):
 
 
 def _cli(tmp_path, *flags, task="classify"):
-    train = tmp_path / "train.jsonl"
-    train.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
-    args = ["finetune", "--task", task, "--train", str(train), "--dev", str(train)]
-    args += ["--init", "albert_tiny", "--output-dir", str(tmp_path / "run")]
-    args += ["--epochs", "1", "--max-seq-length", "16", "--no-export", "--no-jit"]
-    return main([*args, *flags])
+    return tiny_finetune(tmp_path, ROWS, *flags, task=task)
 
 
 def test_balanced_through_the_cli(tmp_path, capsys):

@@ -13,10 +13,9 @@ import json
 import keras
 import numpy as np
 import pytest
-from albert_test_case import micro_config
+from albert_test_case import micro_config, tiny_finetune
 
 from albert_keras import AlbertBackbone
-from albert_keras.cli import main
 from albert_keras.models.weight_copy import with_dropout
 from albert_keras.tasks.finetuning_options import FinetuningOptions
 
@@ -77,13 +76,7 @@ def test_bad_rates_are_refused_with_the_flag(bad):
 
 
 def _cli(tmp_path, *flags):
-    train = tmp_path / "train.jsonl"
-    train.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
-    args = ["finetune", "--task", "classify", "--train", str(train)]
-    args += ["--dev", str(train), "--init", "albert_tiny"]
-    args += ["--output-dir", str(tmp_path / "run"), "--epochs", "1"]
-    args += ["--max-seq-length", "16", "--no-export", "--no-jit"]
-    return main([*args, *flags])
+    return tiny_finetune(tmp_path, ROWS, *flags)
 
 
 def _settings(tmp_path):

@@ -12,10 +12,9 @@ import json
 
 import keras
 import numpy as np
-from albert_test_case import max_abs_diff, micro_config, remat_spy
+from albert_test_case import max_abs_diff, micro_config, remat_spy, tiny_finetune
 
 from albert_keras import AlbertBackbone
-from albert_keras.cli import main
 from albert_keras.models.weight_copy import with_gradient_checkpointing
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import ClassificationTask
@@ -64,13 +63,7 @@ def test_fine_tuning_recomputes_the_blocks_and_trains_the_same(
 
 
 def _cli(tmp_path, *flags):
-    train = tmp_path / "train.jsonl"
-    train.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
-    args = ["finetune", "--task", "classify", "--train", str(train)]
-    args += ["--dev", str(train), "--init", "albert_tiny"]
-    args += ["--output-dir", str(tmp_path / "run"), "--epochs", "1"]
-    args += ["--max-seq-length", "16", "--no-export", "--no-jit"]
-    return main([*args, *flags])
+    return tiny_finetune(tmp_path, ROWS, *flags)
 
 
 def test_a_run_resumes_with_it_switched(tmp_path, capsys):

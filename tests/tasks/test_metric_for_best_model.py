@@ -11,8 +11,8 @@ is built.
 import json
 
 import pytest
+from albert_test_case import tiny_finetune
 
-from albert_keras.cli import main
 from albert_keras.tasks import (
     ClassificationTask,
     MultiLabelClassificationTask,
@@ -28,12 +28,7 @@ ROWS = [
 
 
 def _cli(tmp_path, *flags, task="classify"):
-    train = tmp_path / "train.jsonl"
-    train.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
-    args = ["finetune", "--task", task, "--train", str(train), "--dev", str(train)]
-    args += ["--init", "albert_tiny", "--output-dir", str(tmp_path / "run")]
-    args += ["--max-seq-length", "16", "--no-export", "--no-jit", "--batch-size", "8"]
-    return main([*args, *flags])
+    return tiny_finetune(tmp_path, ROWS, "--batch-size", "8", *flags, task=task)
 
 
 def _outputs(tmp_path):
