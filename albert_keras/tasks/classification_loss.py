@@ -7,7 +7,7 @@ import keras
 
 
 def classification_loss(config):
-    """The training loss of a classifier `ClassificationConfig`.
+    """The training loss of a `ClassificationConfig` or `MultipleChoiceConfig`.
 
     `SparseCategoricalCrossentropy` on logits when every class counts the
     same and no label is smoothed (what runs before these options trained
@@ -22,7 +22,8 @@ def classification_loss(config):
     >>> classification_loss(smoothed).label_smoothing
     0.1
     """
-    weights = config.class_weight if isinstance(config.class_weight, list) else None
+    weights = getattr(config, "class_weight", None)  # multiple choice has none
+    weights = weights if isinstance(weights, list) else None
     if weights is None and not config.label_smoothing:
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     from albert_keras.training.class_weighted_crossentropy import (

@@ -145,8 +145,9 @@ def _add_regularization_arguments(training):
         type=float,
         default=0.0,
         metavar="E",
-        help="classify/pair: spread this share of each row's target evenly "
-        "over the classes (transformers' label_smoothing_factor; 0: none)",
+        help="classify/pair/choice: spread this share of each row's target "
+        "evenly over the classes or options (transformers' "
+        "label_smoothing_factor; 0: none)",
     )
     training.add_argument(
         "--dropout",

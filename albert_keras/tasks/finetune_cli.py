@@ -103,6 +103,8 @@ def _task(args):
             options_field=args.options_field,
             label_field=args.label_field or "label",
         )
+        if args.label_smoothing:
+            fields["label_smoothing"] = args.label_smoothing
     elif args.task == "tag":
         fields.update(words_field=args.text_field, tags_field=args.label_field)
         if labels:
@@ -151,7 +153,7 @@ def _check_unused_flags(args):
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
             ("--threshold", args.threshold is not None, ("multilabel",)),
             ("--class-weight", args.class_weight, ("classify", "pair")),
-            ("--label-smoothing", args.label_smoothing, ("classify", "pair")),
+            ("--label-smoothing", args.label_smoothing, ("classify", "pair", "choice")),
         )
         if value and args.task not in tasks
     ]
@@ -164,8 +166,12 @@ def _check_unused_flags(args):
         "squad": "SQuAD JSON names its own fields",
         "tag": "name the words with --text-field and the tags with --label-field",
     }.get(args.task)
-    if set(unused) <= {"--class-weight", "--label-smoothing"}:
-        hint = "it weighs or smooths the classes of --task classify or pair only"
+    if unused == ["--class-weight"]:
+        hint = "--class-weight weighs the classes of --task classify or pair"
+    elif unused == ["--label-smoothing"]:
+        hint = "--label-smoothing is for --task classify, pair or choice"
+    elif set(unused) == {"--class-weight", "--label-smoothing"}:
+        hint = "they weigh or smooth the classes of --task classify or pair"
     elif hint is None or unused == ["--threshold"]:
         hint = "--threshold sets where --task multilabel predicts a label"
     raise ValueError(f"--task {args.task} does not read {' or '.join(unused)}: {hint}.")

@@ -6,9 +6,12 @@ import collections
 import dataclasses
 import json
 
-import keras
 import numpy as np
 
+from albert_keras.tasks.classification_loss import (
+    check_label_smoothing,
+    classification_loss,
+)
 from albert_keras.tasks.jsonl_records import (
     check_text,
     collect_examples,
@@ -32,6 +35,8 @@ class MultipleChoiceConfig:
             follows the context. The options are a list, or in CSV a JSON
             list; `options_field` may also name several columns, separated
             by commas ("A,B,C,D"), one option each.
+        label_smoothing: the share of each example's target spread evenly
+            over its options (transformers' `label_smoothing_factor`); 0: none.
     """
 
     num_choices: int | None = None
@@ -40,8 +45,10 @@ class MultipleChoiceConfig:
     question_field: str = "question"
     options_field: str = "options"
     label_field: str = "label"
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
+        check_label_smoothing(self.label_smoothing, None)
         n = self.num_choices
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
             raise ValueError(
@@ -170,8 +177,7 @@ class MultipleChoiceTask(Task):
         return AlbertMultipleChoice(backbone, num_choices=self.config.num_choices)
 
     def losses(self):
-        ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        return {"logits": ce}, None
+        return {"logits": classification_loss(self.config)}, None
 
     def metrics(self, labels, logits):
         from albert_keras.tasks.dev_evaluation import classification_scores

@@ -22,6 +22,7 @@ from albert_keras.training import ClassWeightedCrossentropy
 RNG = np.random.default_rng(1)
 LOGITS = RNG.normal(size=(12, 3)).astype("float32") * 3
 LABELS = RNG.integers(0, 3, size=12)
+ONLY_FOR = "for --task classify, pair or choice"
 ROWS = [{"text": f"word {i} " * (1 + i % 5), "label": i % 2} for i in range(16)]
 
 
@@ -119,8 +120,12 @@ def test_through_the_cli(tmp_path):
             "pair",
             "`label_smoothing` (--label-smoothing)",
         ),
-        (["--label-smoothing", "0.1"], "regress", "--task classify or pair only"),
-        (["--label-smoothing", "0.1"], "choice", "--task classify or pair only"),
+        (
+            ["--label-smoothing", "0.1"],
+            "regress",
+            "for --task classify, pair or choice",
+        ),
+        (["--label-smoothing", "0.1"], "tag", "for --task classify, pair or choice"),
     ],
 )
 def test_bad_values_are_refused_by_name(tmp_path, capsys, flags, task, message):
@@ -128,3 +133,24 @@ def test_bad_values_are_refused_by_name(tmp_path, capsys, flags, task, message):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "run" / "best.keras").exists()
+
+
+def test_multiple_choice_smooths_over_its_options(tmp_path):
+    from albert_keras.tasks import MultipleChoiceTask
+
+    rows = [
+        {"context": f"word {i}", "options": ["yes", "no", "maybe"], "label": i % 3}
+        for i in range(9)
+    ]
+    task = MultipleChoiceTask(num_choices=3, sequence_length=16, label_smoothing=0.1)
+    keras.utils.set_random_seed(0)
+    task.fit(
+        AlbertBackbone(micro_config(8000)), rows, rows[:3], str(tmp_path / "run"),
+        vocab=SPM_MODEL_PATH, epochs=1, batch_size=3, export=False,
+        jit_compile=False,
+    )  # fmt: skip
+    assert task.model.loss["logits"].label_smoothing == 0.1
+    with open(tmp_path / "run" / "run_settings.json") as f:
+        assert json.load(f)["task"]["config"]["label_smoothing"] == 0.1
+    with pytest.raises(ValueError, match="--label-smoothing"):
+        MultipleChoiceTask(label_smoothing=1.0)
