@@ -327,21 +327,29 @@ def eval_every(work):
 
 
 def remat_dropout(work):
-    """`task.fit(gradient_checkpointing=True)` over a backbone with dropout:
-    a dropout draw inside `jax.checkpoint` once leaked a tracer."""
+    """`task.fit(gradient_checkpointing=True)` over a backbone with dropout
+    and the same run without it (a dropout draw inside `jax.checkpoint` once
+    leaked a tracer): the losses and the largest weight difference."""
     from albert_keras.sample_text import SPM_MODEL_PATH
     from albert_keras.tasks import ClassificationTask
 
     rows = [{"text": f"word {i} " * (1 + i % 4), "label": i % 2} for i in range(8)]
-    task = ClassificationTask(num_classes=2, sequence_length=16)
     config = AlbertConfig.from_preset(
         "albert_tiny", vocab_size=8000, hidden_dropout_prob=0.1,
         attention_probs_dropout_prob=0.1,
     )  # fmt: skip
-    result = task.fit(AlbertBackbone(config), rows, rows, os.path.join(work, "remat"),
-                      vocab=SPM_MODEL_PATH, epochs=2, batch_size=4, export=False,
-                      gradient_checkpointing=True, verbose=0)  # fmt: skip
-    return {"losses": result["epochs"]["loss"]}
+    runs = []
+    for remat in (False, True):
+        task = ClassificationTask(num_classes=2, sequence_length=16)
+        keras.utils.set_random_seed(0)
+        result = task.fit(AlbertBackbone(config), rows, rows,
+                          os.path.join(work, f"remat_{remat}"), vocab=SPM_MODEL_PATH,
+                          epochs=2, batch_size=4, export=False,
+                          gradient_checkpointing=remat, verbose=0)  # fmt: skip
+        runs.append((result["epochs"]["loss"], task.model.get_weights()))
+    (plain, plain_weights), (losses, weights) = runs
+    moved = [np.max(np.abs(a - b)) for a, b in zip(plain_weights, weights, strict=True)]
+    return {"plain": plain, "losses": losses, "max_diff": float(max(moved))}
 
 
 def _cli(argv):

@@ -281,9 +281,12 @@ def test_evaluations_every_n_updates_on_jax(backend_runs):
 
 def test_gradient_checkpointing_with_dropout_on_jax(backend_runs):
     """Blocks with dropout recomputed under `jax.checkpoint` fine-tune (their
-    dropout states are returned from it, not set inside)."""
+    dropout states are returned from it, not set inside), to the numbers of
+    the run without it."""
     _, result = _check(backend_runs, "jax", "remat_dropout")
     assert len(result["losses"]) == 2 and np.all(np.isfinite(result["losses"]))
+    assert np.max(np.abs(np.subtract(result["plain"], result["losses"]))) < 1e-6
+    assert result["max_diff"] < 1e-6, result
 
 
 def test_fill_mask_command_on_jax(backend_runs):
