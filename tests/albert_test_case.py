@@ -237,3 +237,23 @@ def tiny_finetune(tmp_path, rows, *flags, task="classify") -> int:
     args += ["--init", "albert_tiny", "--output-dir", str(tmp_path / "run")]
     args += ["--epochs", "1", "--max-seq-length", "16", "--no-export", "--no-jit"]
     return main([*args, *flags])
+
+
+def tiny_classifier_fit(folder, rows, **fields):
+    """`ClassificationTask(num_classes=2, sequence_length=16, **fields)` fitted
+    one epoch (batch 8, no XLA, no export) on `rows`, the first 8 as dev,
+    from a `micro_config(8000)` backbone seeded 0: the task, the result and
+    the task config recorded in `run_settings.json`."""
+    from albert_keras import AlbertBackbone
+    from albert_keras.sample_text import SPM_MODEL_PATH
+    from albert_keras.tasks import ClassificationTask
+
+    task = ClassificationTask(num_classes=2, sequence_length=16, **fields)
+    keras.utils.set_random_seed(0)
+    result = task.fit(
+        AlbertBackbone(micro_config(8000)), rows, rows[:8], str(folder),
+        vocab=SPM_MODEL_PATH, epochs=1, batch_size=8, export=False,
+        jit_compile=False,
+    )  # fmt: skip
+    with open(os.path.join(folder, "run_settings.json")) as f:
+        return task, result, json.load(f)["task"]["config"]

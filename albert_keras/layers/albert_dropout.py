@@ -1,4 +1,5 @@
-"""`AlbertDropout`: `keras.layers.Dropout` that stays fast under XLA on CPU."""
+"""`AlbertDropout`: `keras.layers.Dropout` that stays fast under XLA on CPU;
+`dropout_states`, the random states of the dropout layers under a layer."""
 
 import numbers
 
@@ -75,3 +76,17 @@ class AlbertDropout(keras.layers.Dropout):
             rng_alg="philox",
             noise_shape=noise_shape,
         )
+
+
+def dropout_states(layer) -> list:
+    """The random-generator states of the dropout layers under `layer` (a
+    layer or model), in a fixed order: not weights (`layer.weights` leaves
+    them out), but what decides the next dropout masks.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertConfig
+    >>> config = AlbertConfig.from_preset("albert_tiny", hidden_dropout_prob=0.1)
+    >>> len(dropout_states(AlbertBackbone(config))) > 0
+    True
+    """
+    return [v for v in layer.variables if "seed_generator_state" in v.path]

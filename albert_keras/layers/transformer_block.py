@@ -3,6 +3,7 @@
 import keras
 
 from albert_keras.layers.albert_attention import AlbertAttention
+from albert_keras.layers.albert_dropout import dropout_states
 from albert_keras.layers.albert_feed_forward import AlbertFeedForward
 
 
@@ -107,7 +108,7 @@ class TransformerBlock(keras.layers.Layer):
             return layer_call
 
         def call(inputs, padding_mask=None, training=None, query_positions=None):
-            seeds = [v for v in self.variables if "seed_generator_state" in v.path]
+            seeds = dropout_states(self)
             start = [keras.ops.copy(seed.value) for seed in seeds]
             jax = keras.config.backend() == "jax"
 

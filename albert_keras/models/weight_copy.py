@@ -55,7 +55,7 @@ def copy_weights(source: keras.Model, target: keras.Model) -> int:
     extended_from = 0
     for s, t in zip(theirs, ours, strict=True):
         if tuple(s.shape) == tuple(t.shape):
-            plan.append((t, keras.ops.copy(s.value)))  # not a shared buffer (JAX)
+            plan.append((t, s))
         elif _longer_position_table(s, t):
             rows = keras.ops.convert_to_numpy(s)
             reps = -(-t.shape[0] // rows.shape[0])
@@ -69,7 +69,9 @@ def copy_weights(source: keras.Model, target: keras.Model) -> int:
                 "target with the source's config."
             )
     for t, value in plan:
-        t.assign(value)
+        # A variable's value copied one at a time: on JAX assigning it shares
+        # its buffer, which a later `fit` of either model deletes (donates).
+        t.assign(keras.ops.copy(value) if isinstance(value, keras.Variable) else value)
     return extended_from
 
 
@@ -173,6 +175,7 @@ def _rebuilt(backbone, config):
     """A new `AlbertBackbone` of `config` with `backbone`'s dtype, int8 layers
     (an int8 --init), weights and, where it has as many, dropout seeds (so
     it draws the same dropout masks)."""
+    from albert_keras.layers.albert_dropout import dropout_states
     from albert_keras.models.albert_backbone import AlbertBackbone
     from albert_keras.models.quantized_layers import (
         quantize_again,
@@ -182,15 +185,11 @@ def _rebuilt(backbone, config):
     copy = AlbertBackbone(config, dtype=backbone.dtype_policy.name)
     quantize_again(copy, quantized_layer_modes(backbone))
     copy_weights(backbone, copy)
-    theirs, ours = _seed_states(backbone), _seed_states(copy)
+    theirs, ours = dropout_states(backbone), dropout_states(copy)
     if len(theirs) == len(ours):
         for source, target in zip(theirs, ours, strict=True):
             target.assign(keras.ops.copy(source.value))
     return copy
-
-
-def _seed_states(model):
-    return [v for v in model.variables if "seed_generator_state" in v.path]
 
 
 def reuse_task_head(model, loaded) -> str:

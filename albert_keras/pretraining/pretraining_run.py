@@ -25,7 +25,7 @@ from albert_keras.pretraining.held_out_statistics import (  # noqa: F401
 from albert_keras.pretraining.step_accounting import check_step_accounting
 from albert_keras.training.history_csv import HistoryCsv, read_history_rows
 from albert_keras.training.loss_curve_plot import LossCurvePlot
-from albert_keras.training.nan_guard import NanGuard
+from albert_keras.training.nan_guard import NanGuard, nan_detected
 from albert_keras.training.optimizer_steps import optimizer_updates
 from albert_keras.training.optimizers import create_optimizer
 from albert_keras.training.pretraining_checkpoint import PretrainingCheckpoint
@@ -377,7 +377,7 @@ def _as_xy(dataset):
 def _final_metrics(model, seconds, eval_dataset, eval_steps, history) -> dict:
     """The step reached, the training time, NaN, and the held-out metrics
     (the last validation's when `fit` ran: the same weights, scored once)."""
-    nan = bool(getattr(model, "nan_detected", False))
+    nan = nan_detected(model)
     step = optimizer_updates(model.optimizer)
     metrics = {"global_step": step, "train_seconds": seconds, "nan_detected": nan}
     if eval_dataset is None:

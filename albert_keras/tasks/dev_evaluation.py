@@ -6,6 +6,7 @@ import keras
 import numpy as np
 
 from albert_keras.tasks import metrics as task_metrics
+from albert_keras.training.nan_guard import nan_detected
 from albert_keras.training.score_text import score_text
 
 
@@ -64,7 +65,7 @@ class DevEvaluation(keras.callbacks.Callback):
         self.history: list[dict] = []
 
     def on_epoch_end(self, epoch, logs=None):
-        if getattr(self.model, "nan_detected", False):
+        if nan_detected(self.model):
             return  # `NanGuard` stopped: the weights are not worth scoring
         scores = self.score(self.model)
         self.history.append(scores)

@@ -332,9 +332,9 @@ def _fit(task, model, splits, output_dir, plan, state):
         LossCurvePlot(
             os.path.join(output_dir, "curves.png"),
             title=f"fine-tuning: {type(task).__name__}",
-            scores=(state.monitor[4:],),
+            scores=(state.metric,),
             rows=state.rows,
-            baselines=_baseline_lines(task, splits, state.monitor[4:]),
+            baselines=_baseline_lines(task, splits, state.metric),
         ),
         # The last stretch of a --max-steps run may end inside an "epoch".
         StopAfterBatches(schedule.total_batches, schedule.period_batches),
@@ -378,7 +378,7 @@ def _result(task, init, vocab, splits, state, options):
         "task": task.get_config(),
         "init": init if isinstance(init, str) else type(init).__name__,
         "vocab": vocab,
-        "monitor": state.monitor[4:],  # "val_<metric>"
+        "monitor": state.metric,
         "best_epoch": None if state.best_epoch is None else state.best_epoch + 1,
         "best_step": state.best_step,
         "evaluated": state.unit,  # per epoch, or every --eval-every updates

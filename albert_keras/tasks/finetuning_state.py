@@ -16,7 +16,9 @@ from albert_keras.atomic_files import (
     save_atomically,
     write_json,
 )
+from albert_keras.layers.albert_dropout import dropout_states
 from albert_keras.training.history_csv import write_history_rows
+from albert_keras.training.nan_guard import nan_detected
 from albert_keras.training.optimizer_steps import optimizer_updates
 
 _WEIGHTS = "state.weights.h5"
@@ -77,6 +79,11 @@ class FinetuningState(keras.callbacks.Callback):
         self.unit = "epoch"  # or "evaluation" (--eval-every)
 
     @property
+    def metric(self) -> str:
+        """The dev score monitored, without the logs' "val_" prefix."""
+        return self.monitor.removeprefix("val_")
+
+    @property
     def epochs_done(self) -> int:
         return len(self.rows)
 
@@ -104,7 +111,7 @@ class FinetuningState(keras.callbacks.Callback):
 
     def _state(self) -> dict:
         return {
-            "random": [v.numpy().tolist() for v in _random_states(self.model)],
+            "random": [v.numpy().tolist() for v in dropout_states(self.model)],
             "rows": self.rows,
             "best_epoch": self.best_epoch,
             "best": self.best,
@@ -113,7 +120,7 @@ class FinetuningState(keras.callbacks.Callback):
         }
 
     def _set_state(self, state: dict, model) -> None:
-        for variable, value in zip(_random_states(model), state["random"], strict=True):
+        for variable, value in zip(dropout_states(model), state["random"], strict=True):
             variable.assign(value)
         self.rows = state["rows"]
         self.best_epoch = state["best_epoch"]
@@ -176,7 +183,7 @@ class FinetuningState(keras.callbacks.Callback):
         return f"{self.unit} {self.best_epoch + 1}, {self.monitor} = {self.best:.4f}"
 
     def on_epoch_end(self, epoch, logs=None):
-        if _diverged(self.model):
+        if nan_detected(self.model):
             return  # nothing of the stretch NanGuard stopped is kept
         logs = logs or {}
         row = {"epoch": int(epoch), "step": optimizer_updates(self.model.optimizer)}
@@ -199,7 +206,7 @@ class FinetuningState(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def on_train_end(self, logs=None):
-        if _diverged(self.model):
+        if nan_detected(self.model):
             raise ValueError(
                 "Fine-tuning stopped: the loss became NaN or infinite (see "
                 "above), so the run is not finished; what it saved before is "
@@ -238,11 +245,6 @@ class FinetuningState(keras.callbacks.Callback):
             model.load_weights(self.best_path)
 
 
-def _diverged(model) -> bool:
-    """`NanGuard` stopped training at a non-finite loss."""
-    return bool(getattr(model, "nan_detected", False))
-
-
 def _refuse_another_model(path, error) -> None:
     """A backup of another model (its weights of other shapes) is no broken
     file: the older backups hold the same model, and falling back through
@@ -266,12 +268,6 @@ def _refuse_another_model(path, error) -> None:
 
 class _OtherLora(ValueError):
     """A backup without this run's LoRA variables (`_load_lora`)."""
-
-
-def _random_states(model) -> list:
-    """The dropout layers' random-generator states (not in the weights file):
-    restored with the backup, a resumed run draws the same dropout masks."""
-    return [v for v in model.variables if "seed_generator_state" in v.path]
 
 
 def _lora_variables(model) -> list:

@@ -1,4 +1,5 @@
-"""`NanGuard`: stop at the first non-finite loss, keep the last good checkpoint."""
+"""`NanGuard`: stop at the first non-finite loss, keep the last good checkpoint;
+`nan_detected`, whether it stopped a model's training."""
 
 from __future__ import annotations
 
@@ -38,3 +39,15 @@ class NanGuard(keras.callbacks.Callback):
             "with such changed settings goes on from that checkpoint only when "
             "forced (--force-resume), else start in another output folder."
         )
+
+
+def nan_detected(model) -> bool:
+    """Whether a `NanGuard` stopped `model`'s training at a non-finite loss
+    (its weights are then not worth scoring or saving).
+
+    Example:
+    >>> import keras
+    >>> nan_detected(keras.Sequential())
+    False
+    """
+    return bool(getattr(model, "nan_detected", False))

@@ -8,6 +8,7 @@ import keras
 import numpy as np
 
 from albert_keras.training.array_checkpoints import ArrayCheckpoints
+from albert_keras.training.nan_guard import nan_detected
 from albert_keras.training.optimizer_steps import (
     batches_per_update,
     optimizer_updates,
@@ -115,7 +116,7 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         )
 
     def _save(self, logs=None):
-        if getattr(self.model, "nan_detected", False):
+        if nan_detected(self.model):
             return
         step = optimizer_updates(self.model.optimizer)
         if step == self._last_saved or not self._finite(logs):

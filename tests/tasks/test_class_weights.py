@@ -11,11 +11,8 @@ import json
 import keras
 import numpy as np
 import pytest
-from albert_test_case import micro_config, tiny_finetune
+from albert_test_case import tiny_classifier_fit, tiny_finetune
 
-from albert_keras import AlbertBackbone
-from albert_keras.sample_text import SPM_MODEL_PATH
-from albert_keras.tasks import ClassificationTask
 from albert_keras.tasks.class_weights import balanced_class_weights
 from albert_keras.training import ClassWeightedCrossentropy
 
@@ -74,15 +71,8 @@ def test_balanced_weights_follow_n_over_classes_times_count():
 
 
 def _fit(folder, **config):
-    task = ClassificationTask(num_classes=2, sequence_length=16, **config)
-    keras.utils.set_random_seed(0)
-    result = task.fit(
-        AlbertBackbone(micro_config(8000)), ROWS, ROWS[:8], str(folder),
-        vocab=SPM_MODEL_PATH, epochs=1, batch_size=8, export=False,
-        jit_compile=False,
-    )  # fmt: skip
-    with open(folder / "run_settings.json") as f:
-        return result["epochs"]["loss"][0], json.load(f)["task"]["config"]
+    _, result, recorded = tiny_classifier_fit(folder, ROWS, **config)
+    return result["epochs"]["loss"][0], recorded
 
 
 def test_weights_of_one_train_as_without_and_others_do_not(tmp_path):

@@ -12,11 +12,15 @@ import json
 import keras
 import numpy as np
 import pytest
-from albert_test_case import max_abs_diff, micro_config, tiny_finetune
+from albert_test_case import (
+    max_abs_diff,
+    micro_config,
+    tiny_classifier_fit,
+    tiny_finetune,
+)
 
 from albert_keras import AlbertBackbone
 from albert_keras.sample_text import SPM_MODEL_PATH
-from albert_keras.tasks import ClassificationTask
 from albert_keras.training import ClassWeightedCrossentropy
 
 RNG = np.random.default_rng(1)
@@ -66,15 +70,7 @@ def test_no_smoothing_is_plain_cross_entropy_and_round_trips():
 
 
 def _fit(folder, **config):
-    task = ClassificationTask(num_classes=2, sequence_length=16, **config)
-    keras.utils.set_random_seed(0)
-    result = task.fit(
-        AlbertBackbone(micro_config(8000)), ROWS, ROWS[:8], str(folder),
-        vocab=SPM_MODEL_PATH, epochs=1, batch_size=8, export=False,
-        jit_compile=False,
-    )  # fmt: skip
-    with open(folder / "run_settings.json") as f:
-        recorded = json.load(f)["task"]["config"]
+    task, result, recorded = tiny_classifier_fit(folder, ROWS, **config)
     return task.model, result["epochs"]["loss"][0], recorded
 
 
