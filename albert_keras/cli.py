@@ -2,8 +2,8 @@
 
 albert-keras info --preset base     parameter table, then a forward pass on text
 
-Also: create-data, pretrain, vocab, finetune, predict, export, fill-mask
-(`albert-keras -h`).
+Also: create-data, pretrain, vocab, finetune, predict, export, fill-mask,
+embed (`albert-keras -h`).
 """
 
 from __future__ import annotations
@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     from albert_keras.pretraining.fill_mask_cli import add_parser as add_fill_mask
 
     add_fill_mask(subparsers)
+    from albert_keras.pretraining.embed_cli import add_parser as add_embed
+
+    add_embed(subparsers)
     return parser
 
 

@@ -15,6 +15,9 @@ from albert_keras.models.gradient_checkpointing import gradient_checkpointing
 
 try:  # the text-in models run the tokenizer in TensorFlow (tensorflow-text)
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_embedding_text_model import (
+        AlbertEmbeddingTextModel,
+    )
     from albert_keras.models.albert_fill_mask_text_model import (
         AlbertFillMaskTextModel,
     )
@@ -27,6 +30,7 @@ except ModuleNotFoundError as _error:  # JAX or PyTorch without TensorFlow
 
 __all__ = [
     "AlbertChoiceTextModel",
+    "AlbertEmbeddingTextModel",
     "AlbertFillMaskTextModel",
     "AlbertSpanTextModel",
     "AlbertTaggerTextModel",

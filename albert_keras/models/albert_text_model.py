@@ -307,7 +307,9 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     `AlbertSpanTextModel` (questions and contexts in, answers out), an
     `AlbertTokenClassifier` an `AlbertTaggerTextModel` (sentences in, a tag
     per word out), an `AlbertPretrainer` an `AlbertFillMaskTextModel` (texts
-    with `[MASK]` in, the likeliest pieces for each mask out).
+    with `[MASK]` in, the likeliest pieces for each mask out). With
+    `pooling`, any model holding a backbone gets an `AlbertEmbeddingTextModel`
+    (texts in, one vector each out).
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
@@ -315,7 +317,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
             path of a SentencePiece `.model` or WordPiece `vocab.txt`
             (`load_tokenizer` reads it, lowercasing as the releases do).
         sequence_length: packed length.
-        **kwargs: `dynamic_length`, `name`; for tagging `tags`; for fill-mask
+        **kwargs: `dynamic_length`, `name`; for embeddings `pooling`,
+            `normalize`; for tagging `tags`; for fill-mask
             `top_k`, `max_masks`; for QA `doc_stride`,
             `max_query_length`, `max_answer_length`, `n_best_size`,
             `null_threshold`, `null_score`.
@@ -331,6 +334,9 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     TensorShape([1, 3])
     """
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
+    from albert_keras.models.albert_embedding_text_model import (
+        AlbertEmbeddingTextModel,
+    )
     from albert_keras.models.albert_fill_mask_text_model import AlbertFillMaskTextModel
     from albert_keras.models.albert_multiple_choice import AlbertMultipleChoice
     from albert_keras.models.albert_pretrainer import AlbertPretrainer
@@ -344,7 +350,9 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 
         tokenizer = load_tokenizer(tokenizer)
-    if isinstance(task_model, AlbertPretrainer):
+    if "pooling" in kwargs or "normalize" in kwargs:
+        text_model = AlbertEmbeddingTextModel
+    elif isinstance(task_model, AlbertPretrainer):
         text_model = AlbertFillMaskTextModel
     elif isinstance(task_model, (AlbertSpanQA, AlbertSquadV2)):
         text_model = AlbertSpanTextModel

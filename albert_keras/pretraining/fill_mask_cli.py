@@ -42,17 +42,7 @@ def add_parser(subparsers):
         "(AlbertForMaskedLM / AlbertForPreTraining) folder, or a "
         "converted release's name",
     )
-    parser.add_argument(
-        "--vocab", help="the vocabulary (default: the one beside --init)"
-    )
-    parser.add_argument(
-        "--input",
-        help="a file of texts: one per line (.txt), or JSON Lines (.jsonl) with "
-        "the text in --text-field",
-    )
-    parser.add_argument(
-        "--text-field", default="text", help="the JSON Lines field of the text"
-    )
+    add_text_inputs(parser)
     parser.add_argument(
         "--output", help="write each text and its candidates as JSON Lines here"
     )
@@ -68,10 +58,25 @@ def add_parser(subparsers):
     parser.set_defaults(run=run_fill_mask)
 
 
+def add_text_inputs(parser):
+    """--vocab, --input and --text-field: what `given_texts` reads."""
+    parser.add_argument(
+        "--vocab", help="the vocabulary (default: the one beside --init)"
+    )
+    parser.add_argument(
+        "--input",
+        help="a file of texts: one per line (.txt), or JSON Lines (.jsonl) with "
+        "the text in --text-field",
+    )
+    parser.add_argument(
+        "--text-field", default="text", help="the JSON Lines field of the text"
+    )
+
+
 def run_fill_mask(args):
     import keras
 
-    texts = _texts(args)
+    texts = given_texts(args, 'albert-keras fill-mask "Emma was [MASK] of it."')
     if keras.backend.backend() != "tensorflow":
         # The tokenizer runs in TensorFlow ops: the same command there (a
         # model pretrained on JAX loads on TensorFlow as it is).
@@ -92,15 +97,15 @@ def run_fill_mask(args):
     return 0
 
 
-def _texts(args):
-    """The texts of the arguments and of --input; ValueError for none."""
+def given_texts(args, example):
+    """The texts of the arguments and of --input; ValueError for none, with
+    `example`, a command line that gives some."""
     texts = list(args.texts)
     if args.input:
         texts += read_texts(args.input, args.text_field)
     if not texts:
         raise ValueError(
-            "no text given: write texts with [MASK] in them, e.g. albert-keras "
-            'fill-mask "Emma was [MASK] of it.", or pass --input FILE.'
+            f"no text given: write them, e.g. {example}, or pass --input FILE."
         )
     return texts
 

@@ -1,0 +1,79 @@
+"""`albert-keras embed`: run folders in, vectors out, bad requests refused."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from albert_test_case import max_abs_diff
+
+from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+from albert_keras.cli import main
+from albert_keras.models import with_tokenizer
+from albert_keras.sample_text import SPM_MODEL_PATH
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    """What `albert-keras finetune` leaves: best.keras (a classifier) and
+    vocab.model."""
+    folder = tmp_path_factory.mktemp("run")
+    config = AlbertConfig.from_preset("albert_tiny", vocab_size=8000)
+    model = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    rng = np.random.default_rng(1)
+    for w in model.weights:
+        w.assign(rng.normal(0, 0.1, w.shape).astype("float32"))
+    model.save(folder / "best.keras")
+    shutil.copy(SPM_MODEL_PATH, folder / "vocab.model")
+    return folder, model
+
+
+def test_texts_and_a_file_in_vectors_out(run_folder, tmp_path, capsys):
+    folder, classifier = run_folder
+    (tmp_path / "texts.jsonl").write_text(
+        json.dumps({"sentence": "It rained all day."}) + "\n\n", encoding="utf-8"
+    )
+    argv = ["embed", "Emma was handsome.", "She was clever.", "--init", str(folder)]
+    argv += ["--input", str(tmp_path / "texts.jsonl"), "--text-field", "sentence"]
+    argv += ["--normalize", "--max-seq-length", "16"]
+    assert main([*argv, "--output", str(tmp_path / "v.npy")]) == 0
+    printed = capsys.readouterr().out
+    texts = ["Emma was handsome.", "She was clever.", "It rained all day."]
+    model = with_tokenizer(classifier, SPM_MODEL_PATH, 16, normalize=True)
+    expected = model.embed(texts)
+    got = np.load(tmp_path / "v.npy")
+    assert got.dtype == np.float32 and max_abs_diff(got, expected) < 1e-6
+    assert (
+        "3 texts" in printed and "3 x 64 float32 (mean pooling, normalized)" in printed
+    )
+    cosine = float(expected[0] @ expected[1])
+    assert f"[1]  1.000{cosine:7.3f}" in printed, printed
+    # JSON Lines: each text with its vector.
+    assert (
+        main([*argv[:5], "--pooling", "cls", "--output", str(tmp_path / "v.jsonl")])
+        == 0
+    )
+    rows = [
+        json.loads(line) for line in (tmp_path / "v.jsonl").read_text().splitlines()
+    ]
+    cls = with_tokenizer(classifier, SPM_MODEL_PATH, 128, pooling="cls")
+    assert [row["text"] for row in rows] == texts[:2]
+    assert (
+        max_abs_diff(np.array([r["embedding"] for r in rows]), cls.embed(texts[:2]))
+        < 1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["x", "--output", "v.txt"], "name a .npy file"),
+        (["x", "--init", "albert_tiny"], "preset without released weights"),
+        ([], "no text given"),
+        (["--input", "missing.txt"], "does not exist"),
+        (["x", "--init", "no/such/run"], "does not exist"),
+    ],
+)
+def test_bad_requests_are_refused_by_name(argv, message, capsys):
+    assert main(["embed", *argv]) == 2
+    assert message in capsys.readouterr().err
