@@ -184,6 +184,23 @@ def test_fill_mask_runs_both_and_they_agree(tmp_path, capsys):
     assert "ratio ours / transformers" in capsys.readouterr().out
 
 
+def test_embed_runs_both_and_they_agree(tmp_path, capsys):
+    """The quick form of bench_embed: ours and transformers + mean pooling on
+    the same weights give the same vectors."""
+    pytest.importorskip("torch", reason="PyTorch is not a test dependency")
+    pytest.importorskip("transformers")
+    out = tmp_path / "r.json"
+    argv = ["--config", "tiny", "--texts", "6", "--words", "12", "--batch", "4"]
+    assert (
+        load("bench_embed").main([*argv, "--repeats", "1", "--output", str(out)]) == 0
+    )
+    import json
+
+    result = json.loads(out.read_text())
+    assert result["max_abs_diff"] < 1e-5, result
+    assert "ratio ours / transformers" in capsys.readouterr().out
+
+
 def test_finetune_padding_cuts_and_groups_the_work(tmp_path, capsys):
     """The quick form of bench_finetune_padding: cut batches compute fewer
     token columns than full-length ones, grouped fewer still, in ours and in
