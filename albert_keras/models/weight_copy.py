@@ -192,6 +192,47 @@ def _rebuilt(backbone, config):
     return copy
 
 
+def set_head_dropout(model, rate) -> float:
+    """Sets the dropout before a task model's head to `rate`, in place.
+
+    Call it before the model first trains (a compiled training step keeps
+    the rate it was traced with). The model's config (`dropout`) says the
+    new rate, so a saved model keeps it.
+
+    Args:
+        model: an `AlbertClassifier`, `AlbertMultipleChoice` or
+            `AlbertTokenClassifier` (the SQuAD heads have no dropout).
+        rate: float in [0, 1).
+
+    Returns:
+        The rate the head had.
+
+    Example:
+    >>> from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
+    >>> config = AlbertConfig.from_preset("albert_tiny")
+    >>> classifier = AlbertClassifier(AlbertBackbone(config), num_classes=2)
+    >>> set_head_dropout(classifier, 0.3), classifier.get_config()["dropout"]
+    (0.1, 0.3)
+    """
+    layer = getattr(model, "output_dropout", None)
+    if layer is None:
+        raise ValueError(
+            f"{type(model).__name__} has no dropout before its head (the SQuAD "
+            "heads have none, as the official ones): leave the head's dropout "
+            "out, or set the encoder's (`dropout`)."
+        )
+    if rate > 0 and getattr(layer, "seed_generator", None) is None:
+        # Keras's Dropout makes its random generator only for a rate above 0,
+        # and a built layer takes no new state.
+        raise ValueError(
+            f"This {type(model).__name__} was built without head dropout: build "
+            f"it with dropout={rate} instead (e.g. AlbertClassifier(backbone, "
+            f"num_classes, dropout={rate}))."
+        )
+    own, layer.rate, model.dropout = layer.rate, float(rate), float(rate)
+    return own
+
+
 def reuse_task_head(model, loaded) -> str:
     """Starts `model` from the whole loaded task model when it is the same.
 

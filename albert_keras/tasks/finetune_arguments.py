@@ -154,8 +154,9 @@ def _add_regularization_arguments(training):
         type=float,
         metavar="RATE",
         help="the encoder's dropout while fine-tuning, on embeddings, blocks "
-        "and attention; the head's stays 0.1 (default: the model's own: 0.1 "
-        "in v1 releases, 0 in v2 ones and `albert-keras pretrain` runs)",
+        "and attention; the head's is --classifier-dropout (default: the "
+        "model's own: 0.1 in v1 releases, 0 in v2 ones and `albert-keras "
+        "pretrain` runs)",
     )
 
 
@@ -167,6 +168,14 @@ def _add_memory_arguments(training):
         help="recompute each transformer block in the backward pass: less "
         "memory (long sequences, big batches, xxlarge) for about a third more "
         "compute; the same numbers, so a run may resume with it on or off",
+    )
+    training.add_argument(
+        "--classifier-dropout",
+        type=float,
+        metavar="RATE",
+        help="the dropout before the task head, as transformers' "
+        "classifier_dropout_prob; not for squad, whose heads have none "
+        "(default: the official 0.1)",
     )
     training.add_argument(
         "--lora-rank",

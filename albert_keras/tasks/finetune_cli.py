@@ -141,6 +141,7 @@ def _class_weight(text):
 
 # The tasks of one text or a pair (--text-field, --text-pair-field).
 _TEXT_TASKS = ("classify", "pair", "regress", "multilabel")
+_HEADS = (*_TEXT_TASKS, "choice", "tag")  # the tasks whose head has dropout
 
 
 def _check_unused_flags(args):
@@ -154,6 +155,7 @@ def _check_unused_flags(args):
             ("--threshold", args.threshold is not None, ("multilabel",)),
             ("--class-weight", args.class_weight, ("classify", "pair")),
             ("--label-smoothing", args.label_smoothing, ("classify", "pair", "choice")),
+            ("--classifier-dropout", args.classifier_dropout is not None, _HEADS),
         )
         if value and args.task not in tasks
     ]
@@ -170,6 +172,11 @@ def _check_unused_flags(args):
         hint = "--class-weight weighs the classes of --task classify or pair"
     elif unused == ["--label-smoothing"]:
         hint = "--label-smoothing is for --task classify, pair or choice"
+    elif unused == ["--classifier-dropout"]:
+        hint = (
+            "the SQuAD heads have no dropout (as the official ones); --dropout "
+            "sets the encoder's"
+        )
     elif set(unused) == {"--class-weight", "--label-smoothing"}:
         hint = "they weigh or smooth the classes of --task classify or pair"
     elif hint is None or unused == ["--threshold"]:
@@ -253,6 +260,7 @@ def run_finetune(args):
         weight_decay=args.weight_decay,
         max_grad_norm=args.max_grad_norm,
         dropout=args.dropout,
+        classifier_dropout=args.classifier_dropout,
         gradient_checkpointing=args.gradient_checkpointing,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,

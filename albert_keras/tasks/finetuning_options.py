@@ -34,6 +34,7 @@ LATER_OPTIONS = {
     "warmup_steps": (None,),
     "lr_schedule": ("linear",),
     "dropout": (None,),
+    "classifier_dropout": (None,),
     "metric_for_best_model": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
@@ -96,7 +97,11 @@ class FinetuningOptions:
             block outputs and attention weights (transformers'
             `hidden_dropout_prob` and `attention_probs_dropout_prob`); None:
             the model's own (v1 releases 0.1, v2 releases and `albert-keras
-            pretrain` runs 0). The head keeps the official 0.1 either way.
+            pretrain` runs 0). The head keeps the official 0.1 unless
+            `classifier_dropout` says otherwise.
+        classifier_dropout: the dropout before the task head (transformers'
+            `classifier_dropout_prob`); None: the official 0.1. The SQuAD
+            heads have none (neither have the official ones).
         metric_for_best_model: the dev score the best model is chosen by
             (and `patience` counts on), one of the task's `metric_names`
             (transformers' option of the same name); None: its `monitor`.
@@ -164,6 +169,7 @@ class FinetuningOptions:
     warmup_steps: int | None = None
     lr_schedule: str = "linear"
     dropout: float | None = None
+    classifier_dropout: float | None = None
     gradient_checkpointing: bool = False
     metric_for_best_model: str | None = None
 
@@ -228,14 +234,19 @@ class FinetuningOptions:
                 "gradients are clipped to: give a number above 0 (1.0 is the "
                 f"official recipes'), or 0 for no clipping. Received: {norm!r}"
             )
-        rate = self.dropout
-        number = isinstance(rate, int | float) and not isinstance(rate, bool)
-        if rate is not None and not (number and 0 <= rate < 1):
-            raise ValueError(
-                "`dropout` (--dropout) is the encoder's dropout rate: give a "
-                "number from 0 (none) up to but not including 1 (0.1 is the v1 "
-                f"releases'), or leave it out for the model's own. Received: {rate!r}"
-            )
+        for name, whose, usual in (
+            ("dropout", "the encoder's", "0.1 is the v1 releases'"),
+            ("classifier_dropout", "the task head's", "0.1 is the official"),
+        ):
+            rate = getattr(self, name)
+            number = isinstance(rate, int | float) and not isinstance(rate, bool)
+            if rate is not None and not (number and 0 <= rate < 1):
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(
+                    f"`{name}` ({flag}) is {whose} dropout rate: give a number "
+                    f"from 0 (none) up to but not including 1 ({usual}), or "
+                    f"leave it out for the default. Received: {rate!r}"
+                )
 
     def warmup_updates(self, updates: int) -> int:
         """The warm-up of a run of `updates` updates (at most all of them).
@@ -316,6 +327,19 @@ def fine_tuning_backbone(backbone, options):
             flush=True,
         )
     return backbone
+
+
+def fine_tuning_head(model, options) -> None:
+    """`options.classifier_dropout` set on the task model's head, said in the
+    log (None: the head keeps its 0.1)."""
+    from albert_keras.models.weight_copy import set_head_dropout
+
+    if options.classifier_dropout is not None:
+        own = set_head_dropout(model, options.classifier_dropout)
+        rate = (
+            f"{options.classifier_dropout:g} (--classifier-dropout; default: {own:g})"
+        )
+        print(f"Head dropout {rate}", flush=True)
 
 
 def refuse_int8_full_finetuning(backbone, name) -> None:

@@ -30,6 +30,7 @@ from albert_keras.tasks.finetuning_options import (
     best_model_metric,
     choose_learning_rate,
     fine_tuning_backbone,
+    fine_tuning_head,
     lora_summary,
     refuse_int8_full_finetuning,
 )
@@ -273,6 +274,7 @@ def _build_model(task, init, steps, options, name):
     # The head starts the same however the backbone was loaded or copied.
     keras.utils.set_random_seed(options.seed)
     model = task.build_model(backbone)
+    fine_tuning_head(model, options)
     if isinstance(source, keras.Model):
         name = name if isinstance(name, str) else type(name).__name__
         reused = other_labels(task, init) or reuse_task_head(model, source)
