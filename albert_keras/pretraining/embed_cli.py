@@ -54,6 +54,19 @@ def add_parser(subparsers):
         "order of the texts) or .jsonl ({'text', 'embedding'} per line)",
     )
     parser.add_argument(
+        "--query",
+        action="append",
+        metavar="TEXT",
+        help="search: print the --top-k texts closest to this one (cosine "
+        "similarity); repeat it for several queries",
+    )
+    parser.add_argument(
+        "--top-k",
+        type=positive_int,
+        default=5,
+        help="texts printed for each --query",
+    )
+    parser.add_argument(
         "--pooling",
         choices=POOLINGS,
         default="mean",
@@ -98,7 +111,10 @@ def run_embed(args):
         f"Embedded {_count(len(texts), 'text')} with {args.init}: {vectors.shape[0]} x "
         f"{vectors.shape[1]} float32 ({how})."
     )
-    if len(texts) > 1:
+    if args.query:
+        found = model.embed(args.query, batch_size=args.batch_size)
+        print(nearest_texts(args.query, found, texts, vectors, args.top_k))
+    elif len(texts) > 1:
         print(similarity_table(texts[:SHOWN], vectors[:SHOWN]))
     if args.output:
         write_vectors(args.output, texts, vectors)
@@ -156,11 +172,7 @@ def similarity_table(texts, vectors):
        [1]  1.000  0.707  up
        [2]  0.707  1.000  down
     """
-    import numpy as np
-
-    vectors = np.asarray(vectors, "float64")
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    cosine = unit @ unit.T
+    cosine = cosine_similarities(vectors, vectors)
     header = "      " + "".join(f"{f'[{i}]':>7}" for i in range(1, len(texts) + 1))
     lines = ["Cosine similarity:", header]
     for i, text in enumerate(texts):
@@ -168,6 +180,38 @@ def similarity_table(texts, vectors):
         shown = text if len(text) <= 60 else text[:57] + "..."
         lines.append(f"  {f'[{i + 1}]':>4}{cells}  {shown}")
     return "\n".join(lines)
+
+
+def nearest_texts(queries, query_vectors, texts, vectors, top_k):
+    """The lines of a search: each query, then its `top_k` closest texts.
+
+    Example:
+    >>> import numpy as np
+    >>> print(nearest_texts(["up"], np.array([[1.0, 0]]), ["north", "east"],
+    ...                     np.array([[1.0, 0.1], [0, 1]]), 5))
+    Query: up
+      0.995  north
+      0.000  east
+    """
+    cosine = cosine_similarities(query_vectors, vectors)
+    lines = []
+    for query, row in zip(queries, cosine, strict=True):
+        lines.append(f"Query: {query}")
+        for index in sorted(range(len(texts)), key=lambda i: -row[i])[:top_k]:
+            text = texts[index]
+            shown = text if len(text) <= 70 else text[:67] + "..."
+            lines.append(f"  {row[index]:.3f}  {shown}")
+    return "\n".join(lines)
+
+
+def cosine_similarities(a, b):
+    """[len(a), len(b)] cosine similarities of two sets of vectors (float64)."""
+    import numpy as np
+
+    a, b = (np.asarray(v, "float64") for v in (a, b))
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return a @ b.T
 
 
 def load_embedding_model(

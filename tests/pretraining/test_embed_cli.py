@@ -64,6 +64,25 @@ def test_texts_and_a_file_in_vectors_out(run_folder, tmp_path, capsys):
     )
 
 
+def test_a_query_prints_the_closest_texts_first(run_folder, tmp_path, capsys):
+    folder, classifier = run_folder
+    texts = ["Emma married Mr Knightley.", "It rained in Highbury.", "Harriet wept."]
+    (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    query = "Who did Emma marry?"
+    argv = ["embed", "--init", str(folder), "--input", str(tmp_path / "texts.txt")]
+    assert main([*argv, "--query", query, "--top-k", "2"]) == 0
+    printed = capsys.readouterr().out
+    model = with_tokenizer(classifier, SPM_MODEL_PATH, 128, pooling="mean")
+    vectors, found = model.embed(texts), model.embed(query)[0]
+    cosine = vectors @ found / np.linalg.norm(vectors, axis=1) / np.linalg.norm(found)
+    order = np.argsort(-cosine)
+    expected = [f"  {cosine[i]:.3f}  {texts[i]}" for i in order[:2]]
+    lines = printed.splitlines()
+    start = lines.index(f"Query: {query}")
+    assert lines[start + 1 : start + 3] == expected, printed
+    assert "Cosine similarity:" not in printed  # a search prints no table
+
+
 @pytest.mark.parametrize(
     "argv,message",
     [
