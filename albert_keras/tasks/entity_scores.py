@@ -126,3 +126,23 @@ def scores_by_type(gold, predicted) -> dict:
         result[kind] = {"precision": precision, "recall": recall, "f1": f1}
         result[kind]["support"] = g
     return result
+
+
+def tag_scores(gold, predicted, names) -> dict:
+    """`accuracy` over words, and the entity scores where `names` are chunk tags.
+
+    Example:
+    >>> tag_scores([["B-X", "O"]], [["B-X", "B-X"]], ["O", "B-X"])["accuracy"]
+    0.5
+    """
+    pairs = [
+        (g, p)
+        for gs, ps in zip(gold, predicted, strict=True)
+        for g, p in zip(gs, ps, strict=True)
+    ]
+    accuracy = sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
+    scores = {"accuracy": accuracy}
+    if is_chunk_scheme(names):
+        outside = [[p if p is not None else OUTSIDE for p in ps] for ps in predicted]
+        scores.update(entity_scores(gold, outside))
+    return scores

@@ -145,9 +145,9 @@ def _add_regularization_arguments(training):
         type=float,
         default=0.0,
         metavar="E",
-        help="classify/pair/choice: spread this share of each row's target "
-        "evenly over the classes or options (transformers' "
-        "label_smoothing_factor; 0: none)",
+        help="classify/pair/choice/tag: spread this share of each row's (each "
+        "word's) target evenly over the classes, options or tags "
+        "(transformers' label_smoothing_factor; 0: none)",
     )
     training.add_argument(
         "--dropout",

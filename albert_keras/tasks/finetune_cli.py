@@ -103,8 +103,6 @@ def _task(args):
             options_field=args.options_field,
             label_field=args.label_field or "label",
         )
-        if args.label_smoothing:
-            fields["label_smoothing"] = args.label_smoothing
     elif args.task == "tag":
         fields.update(words_field=args.text_field, tags_field=args.label_field)
         if labels:
@@ -123,8 +121,8 @@ def _task(args):
             fields["labels"] = labels
         if args.class_weight:
             fields["class_weight"] = _class_weight(args.class_weight)
-        if args.label_smoothing:
-            fields["label_smoothing"] = args.label_smoothing
+    if args.label_smoothing:  # a task without classes refused it above
+        fields["label_smoothing"] = args.label_smoothing
     return task_from_name(args.task, **fields)
 
 
@@ -142,6 +140,7 @@ def _class_weight(text):
 # The tasks of one text or a pair (--text-field, --text-pair-field).
 _TEXT_TASKS = ("classify", "pair", "regress", "multilabel")
 _HEADS = (*_TEXT_TASKS, "choice", "tag")  # the tasks whose head has dropout
+_SMOOTHED = ("classify", "pair", "choice", "tag")  # the tasks with classes
 
 
 def _check_unused_flags(args):
@@ -154,7 +153,7 @@ def _check_unused_flags(args):
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
             ("--threshold", args.threshold is not None, ("multilabel",)),
             ("--class-weight", args.class_weight, ("classify", "pair")),
-            ("--label-smoothing", args.label_smoothing, ("classify", "pair", "choice")),
+            ("--label-smoothing", args.label_smoothing, _SMOOTHED),
             ("--classifier-dropout", args.classifier_dropout is not None, _HEADS),
         )
         if value and args.task not in tasks
@@ -171,7 +170,7 @@ def _check_unused_flags(args):
     if unused == ["--class-weight"]:
         hint = "--class-weight weighs the classes of --task classify or pair"
     elif unused == ["--label-smoothing"]:
-        hint = "--label-smoothing is for --task classify, pair or choice"
+        hint = "--label-smoothing is for --task classify, pair, choice or tag"
     elif unused == ["--classifier-dropout"]:
         hint = (
             "the SQuAD heads have no dropout (as the official ones); --dropout "

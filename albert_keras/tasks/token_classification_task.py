@@ -9,7 +9,8 @@ import json
 import keras
 import numpy as np
 
-from albert_keras.tasks.entity_scores import OUTSIDE, entity_scores, is_chunk_scheme
+from albert_keras.tasks.classification_loss import check_label_smoothing
+from albert_keras.tasks.entity_scores import OUTSIDE, is_chunk_scheme, tag_scores
 from albert_keras.tasks.jsonl_records import check_kept, collect_examples
 from albert_keras.tasks.tagging_records import (
     TAG_KEYS,
@@ -44,14 +45,18 @@ class TokenClassificationConfig:
             `TAG_KEYS` (`tags`, `ner_tags`, `labels`, `label`, `pos_tags`,
             `pos`).
         sequence_length: packed length; words past it are not tagged.
+        label_smoothing: the share of each word's target spread evenly over
+            the tags (transformers' `label_smoothing_factor`); 0: none.
     """
 
     labels: list | None = None
     words_field: str | None = None
     tags_field: str | None = None
     sequence_length: int = 128
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
+        check_label_smoothing(self.label_smoothing, 2)
         if self.labels is not None:
             self.labels = list(self.labels)
             twice = sorted({str(t) for t in self.labels if self.labels.count(t) > 1})
@@ -226,8 +231,14 @@ class TokenClassificationTask(Task):
 
     def losses(self):
         # The mean over tagged words (the sample weights), as transformers'.
+        mean = "mean_with_sample_weight"
+        if self.config.label_smoothing:
+            from albert_keras.training import ClassWeightedCrossentropy
+
+            e = self.config.label_smoothing
+            return {"logits": ClassWeightedCrossentropy(None, e, reduction=mean)}, None
         ce = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction="mean_with_sample_weight"
+            from_logits=True, reduction=mean
         )
         return {"logits": ce}, None
 
@@ -346,26 +357,6 @@ class TokenClassificationTask(Task):
             tags.append(self.config.labels[best])
             scores.append(round(float(softmax(row)[best]), 6))
         return {"tags": tags, "scores": scores}
-
-
-def tag_scores(gold, predicted, names) -> dict:
-    """`accuracy` over words, and the entity scores where `names` are chunk tags.
-
-    Example:
-    >>> tag_scores([["B-X", "O"]], [["B-X", "B-X"]], ["O", "B-X"])["accuracy"]
-    0.5
-    """
-    pairs = [
-        (g, p)
-        for gs, ps in zip(gold, predicted, strict=True)
-        for g, p in zip(gs, ps, strict=True)
-    ]
-    accuracy = float(np.mean([g == p for g, p in pairs])) if pairs else 0.0
-    scores = {"accuracy": accuracy}
-    if is_chunk_scheme(names):
-        outside = [[p if p is not None else OUTSIDE for p in ps] for ps in predicted]
-        scores.update(entity_scores(gold, outside))
-    return scores
 
 
 def _hint(report):

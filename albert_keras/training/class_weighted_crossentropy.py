@@ -27,6 +27,8 @@ class ClassWeightedCrossentropy(keras.losses.Loss):
             spread evenly over the classes (transformers'
             `label_smoothing_factor`); 0: none.
         name: the loss's name.
+        **kwargs: `reduction` (a tagger's "mean_with_sample_weight": the
+            mean over the tagged tokens, torch's with `ignore_index`).
 
     Example:
     >>> loss = ClassWeightedCrossentropy([1.0, 3.0])
@@ -76,7 +78,9 @@ class ClassWeightedCrossentropy(keras.losses.Loss):
         if self.label_smoothing:
             spread = -ops.sum(log_p * weights, axis=-1) / ops.cast(classes, log_p.dtype)
             cost = (1 - self.label_smoothing) * cost + self.label_smoothing * spread
-        return cost
+        # Per label, in the labels' shape: the sample weights of a tagger's
+        # tokens ([batch, length]) weigh them one by one.
+        return ops.reshape(cost, ops.shape(y_true))
 
     def get_config(self):
         return {

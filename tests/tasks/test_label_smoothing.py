@@ -26,7 +26,7 @@ from albert_keras.training import ClassWeightedCrossentropy
 RNG = np.random.default_rng(1)
 LOGITS = RNG.normal(size=(12, 3)).astype("float32") * 3
 LABELS = RNG.integers(0, 3, size=12)
-ONLY_FOR = "for --task classify, pair or choice"
+ONLY_FOR = "for --task classify, pair, choice or tag"
 ROWS = [{"text": f"word {i} " * (1 + i % 5), "label": i % 2} for i in range(16)]
 
 
@@ -119,9 +119,9 @@ def test_through_the_cli(tmp_path):
         (
             ["--label-smoothing", "0.1"],
             "regress",
-            "for --task classify, pair or choice",
+            ONLY_FOR,
         ),
-        (["--label-smoothing", "0.1"], "tag", "for --task classify, pair or choice"),
+        (["--label-smoothing", "0.1"], "multilabel", ONLY_FOR),
     ],
 )
 def test_bad_values_are_refused_by_name(tmp_path, capsys, flags, task, message):
@@ -150,3 +150,42 @@ def test_multiple_choice_smooths_over_its_options(tmp_path):
         assert json.load(f)["task"]["config"]["label_smoothing"] == 0.1
     with pytest.raises(ValueError, match="--label-smoothing"):
         MultipleChoiceTask(label_smoothing=1.0)
+
+
+def test_tagging_smooths_each_tagged_word_as_torch():
+    """[batch, length] labels and sample weights (the tagged words): the mean
+    over the tagged words of the smoothed cost, torch's `cross_entropy` with
+    `ignore_index` and `label_smoothing`."""
+    from albert_keras.tasks import TokenClassificationTask
+
+    task = TokenClassificationTask(labels=["O", "B-X", "I-X"], label_smoothing=0.2)
+    loss = task.losses()[0]["logits"]
+    logits = RNG.normal(size=(3, 5, 3)).astype("float32") * 3
+    labels = RNG.integers(0, 3, size=(3, 5))
+    weights = (RNG.random((3, 5)) > 0.4).astype("float32")
+    ours = float(loss(labels, logits, sample_weight=weights))
+    tagged = weights.reshape(-1) > 0
+    expected = _numpy_loss(
+        logits.reshape(-1, 3)[tagged], labels.reshape(-1)[tagged], [1.0] * 3, 0.2
+    )
+    assert abs(ours - expected) < 1e-6
+    torch = pytest.importorskip("torch")
+    ignored = np.where(weights > 0, labels, -100).reshape(-1)
+    theirs = torch.nn.functional.cross_entropy(
+        torch.tensor(logits.reshape(-1, 3)), torch.tensor(ignored),
+        ignore_index=-100, label_smoothing=0.2,
+    )  # fmt: skip
+    assert abs(ours - float(theirs)) < 1e-6
+    plain = TokenClassificationTask(labels=["O", "B-X"]).losses()[0]["logits"]
+    assert isinstance(plain, keras.losses.SparseCategoricalCrossentropy)
+
+
+def test_a_tagging_run_records_it(tmp_path):
+    rows = [
+        {"words": ["Ann", "ran", str(i)], "tags": ["B-PER", "O", "O"]} for i in range(8)
+    ]
+    assert tiny_finetune(tmp_path, rows, "--label-smoothing", "0.1", task="tag") == 0
+    with open(tmp_path / "run" / "run_settings.json") as f:
+        assert json.load(f)["task"]["config"]["label_smoothing"] == 0.1
+    saved = keras.saving.load_model(tmp_path / "run" / "best.keras")
+    assert saved.loss["logits"].label_smoothing == 0.1

@@ -17,8 +17,7 @@ from albert_keras.models import AlbertTaggerTextModel, with_tokenizer
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tasks import Task, TokenClassificationTask
 from albert_keras.tasks.data_warnings import data_warnings
-from albert_keras.tasks.entity_scores import entity_counts
-from albert_keras.tasks.token_classification_task import tag_scores
+from albert_keras.tasks.entity_scores import entity_counts, tag_scores
 from albert_keras.tokenizers import AlbertTokenizer
 from albert_keras.tokenizers.word_pieces import word_pieces
 
