@@ -54,6 +54,12 @@ def add_parser(subparsers):
         "order of the texts) or .jsonl ({'text', 'embedding'} per line)",
     )
     parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="also write the embedding model as a SavedModel taking raw text "
+        "(serve(texts) -> embeddings; TensorFlow and tensorflow-text only)",
+    )
+    parser.add_argument(
         "--query",
         action="append",
         metavar="TEXT",
@@ -93,10 +99,15 @@ def add_parser(subparsers):
 def run_embed(args):
     import keras
 
-    texts = given_texts(
-        args, 'albert-keras embed "Emma was handsome." "She was clever."'
-    )
+    texts = []
+    if args.texts or args.input or not args.export:  # --export alone needs none
+        example = 'albert-keras embed "Emma was handsome." "She was clever."'
+        texts = given_texts(args, example)
     check_output(args.output)
+    if args.export and os.path.exists(args.export):
+        raise ValueError(
+            f"--export {args.export!r} exists: name a new folder (or remove it)."
+        )
     if keras.backend.backend() != "tensorflow":
         # The tokenizer runs in TensorFlow ops: the same command there.
         from albert_keras.quiet_start import rerun_on_tensorflow
@@ -105,6 +116,19 @@ def run_embed(args):
     model = load_embedding_model(
         args.init, args.vocab, args.max_seq_length, args.pooling, args.normalize
     )
+    if texts:
+        _embed_texts(model, texts, args)
+    if args.export:
+        from albert_keras.atomic_files import save_atomically
+
+        save_atomically(args.export, lambda folder: model.export(folder, verbose=False))
+        print(f"Wrote {args.export}: serve(texts) -> embeddings, raw text in.")
+    return 0
+
+
+def _embed_texts(model, texts, args):
+    """Embeds `texts`, prints their similarities (or the search) and writes
+    --output."""
     vectors = model.embed(texts, batch_size=args.batch_size)
     how = f"{args.pooling} pooling" + (", normalized" if args.normalize else "")
     print(
@@ -121,7 +145,6 @@ def run_embed(args):
         print(f"Wrote {args.output}: {_count(len(texts), 'vector')}.")
     elif len(texts) > SHOWN:
         print(f"Pass --output FILE.npy (or .jsonl) to keep all {len(texts)} vectors.")
-    return 0
 
 
 def _count(number, noun):
@@ -151,6 +174,7 @@ def write_vectors(path, texts, vectors):
 
     from albert_keras.atomic_files import atomic_write
 
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.endswith(".npy"):
         with atomic_write(path, "wb") as f:
             np.save(f, np.asarray(vectors, "float32"))

@@ -6,6 +6,7 @@ import shutil
 import numpy as np
 import pytest
 from albert_test_case import max_abs_diff
+from write_faults import check_each_write_can_fail
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
 from albert_keras.cli import main
@@ -83,6 +84,23 @@ def test_a_query_prints_the_closest_texts_first(run_folder, tmp_path, capsys):
     assert "Cosine similarity:" not in printed  # a search prints no table
 
 
+def test_export_alone_writes_a_savedmodel_of_raw_text(run_folder, tmp_path, capsys):
+    import tensorflow as tf
+
+    folder, classifier = run_folder
+    out = tmp_path / "embedder"
+    argv = ["embed", "--init", str(folder), "--export", str(out), "--normalize"]
+    assert main(argv) == 0
+    assert "Embedded" not in capsys.readouterr().out  # no texts: none embedded
+    texts = ["Emma was handsome.", "", "It rained all day in Highbury."]
+    served = tf.saved_model.load(str(out)).signatures["serve"]
+    got = served(texts=tf.constant(texts))["embeddings"].numpy()
+    expected = with_tokenizer(classifier, SPM_MODEL_PATH, 128, normalize=True)
+    assert max_abs_diff(got, expected.embed(texts)) < 1e-6
+    assert main(argv) == 2  # an existing folder is not overwritten
+    assert "exists: name a new folder" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv,message",
     [
@@ -96,3 +114,15 @@ def test_a_query_prints_the_closest_texts_first(run_folder, tmp_path, capsys):
 def test_bad_requests_are_refused_by_name(argv, message, capsys):
     assert main(["embed", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["v.npy", "v.jsonl"])
+def test_the_vectors_are_whole_or_absent_after_a_fault(name, monkeypatch, tmp_path):
+    from albert_keras.pretraining.embed_cli import write_vectors
+
+    vectors = np.random.default_rng(0).normal(size=(300, 64)).astype("float32")
+
+    def write(folder):
+        write_vectors(str(folder) + "/" + name, ["a text"] * 300, vectors)
+
+    assert check_each_write_can_fail(monkeypatch, tmp_path, write) == 1
