@@ -50,7 +50,15 @@ def add_parser(subparsers):
         help="training file (.jsonl, .csv or .tsv; tag: also CoNLL .conll / .iob)",
     )
     parser.add_argument(
-        "--dev", required=True, help="dev file: the best epoch is chosen on it"
+        "--dev",
+        help="dev file: the best epoch is chosen on it (or --dev-fraction)",
+    )
+    parser.add_argument(
+        "--dev-fraction",
+        type=float,
+        metavar="F",
+        help="no dev file: hold out this share of --train as the dev set, each "
+        "class in proportion, the same examples whatever --seed (not for squad)",
     )
     parser.add_argument(
         "--init",
@@ -253,6 +261,7 @@ def run_finetune(args):
         seed=args.seed,
         max_train_examples=args.max_train_examples,
         max_dev_examples=args.max_dev_examples,
+        dev_fraction=args.dev_fraction,
         lora_rank=args.lora_rank or None,
         group_by_length=args.group_by_length,
         gradient_accumulation_steps=args.gradient_accumulation_steps,

@@ -35,6 +35,7 @@ LATER_OPTIONS = {
     "lr_schedule": ("linear",),
     "dropout": (None,),
     "classifier_dropout": (None,),
+    "dev_fraction": (None,),
     "metric_for_best_model": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
@@ -116,6 +117,9 @@ class FinetuningOptions:
             without a better dev metric before stopping.
         seed: shuffling, dropout and initialization seed.
         max_train_examples, max_dev_examples: a seeded draw of this many.
+        dev_fraction: with no dev file, hold out this share of the training
+            examples as the dev set (each class in proportion; the same
+            examples whatever the `seed`; `TaskData.split`).
         mixed_precision: mixed_bfloat16.
         jit_compile: XLA.
         export: also write `savedmodel/`, the best model on raw strings.
@@ -155,6 +159,7 @@ class FinetuningOptions:
     seed: int = 0
     max_train_examples: int | None = None
     max_dev_examples: int | None = None
+    dev_fraction: float | None = None
     mixed_precision: bool = False
     jit_compile: bool = True
     export: bool = True
@@ -213,6 +218,14 @@ class FinetuningOptions:
                 f"anyway). Received: patience={self.patience}"
             )
         check_accumulation_steps(self.gradient_accumulation_steps)
+        fraction = self.dev_fraction
+        number = isinstance(fraction, int | float) and not isinstance(fraction, bool)
+        if fraction is not None and not (number and 0 < fraction < 1):
+            raise ValueError(
+                "`dev_fraction` (--dev-fraction) is the share of the training "
+                "examples held out as the dev set: give a number between 0 and "
+                f"1, e.g. 0.1. Received: {fraction!r}"
+            )
         self._check_regularization()
         if self.lora_rank is not None and self.lora_rank < 0:
             raise ValueError(

@@ -37,6 +37,7 @@ from albert_keras.tasks.finetuning_options import (
 from albert_keras.tasks.finetuning_state import FinetuningState
 from albert_keras.tasks.finished_run import clear_run, finished_run, mark_finished
 from albert_keras.tasks.run_outputs import write_run_outputs
+from albert_keras.tasks.task_data import check_dev_source, read_train_and_dev
 from albert_keras.tasks.training_schedule import TrainingSchedule, update_count
 from albert_keras.training.run_settings import check_run_settings, record_run_settings
 
@@ -85,6 +86,7 @@ def run_finetuning(
     from albert_keras.training.run_lock import RunLock
 
     options = FinetuningOptions(**options)
+    check_dev_source(task, dev, options.dev_fraction)
     if options.group_by_length and not task.groups_by_length:
         raise ValueError(
             f"{type(task).__name__} does not group by length (--group-by-length): "
@@ -199,7 +201,7 @@ def _settings(task, train, dev, init, options):
 
 def _read_splits(task, train, dev, options):
     """{"train", "dev"}: TaskData, seeded subsets, their reports printed."""
-    read = {"train": task.read(train, training=True), "dev": task.read(dev)}
+    read = read_train_and_dev(task, train, dev, options.dev_fraction)
     counts = {"train": options.max_train_examples, "dev": options.max_dev_examples}
     splits = {}
     for name, data in read.items():

@@ -92,6 +92,10 @@ class SquadTask(Task):
     """
 
     config_class = SquadConfig
+    no_held_out_dev = (
+        "questions on one context would land on both sides; pass a dev file "
+        "(--dev) of other contexts"
+    )
     monitor = "best_f1"
     metric_names = ("best_f1", "best_exact", "f1", "exact")
 

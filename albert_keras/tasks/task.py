@@ -42,6 +42,9 @@ class Task:
     metric_names = ("accuracy", "f1", "mcc")
     # Its `dataset` takes `group_by_length` (FinetuningOptions).
     groups_by_length = False
+    # Why its dev set cannot be held out of the training examples
+    # (`dev_fraction`); None: it can.
+    no_held_out_dev = None
 
     def __init__(self, config=None, **fields):
         if config is None:
@@ -152,13 +155,16 @@ class Task:
             **kw,
         )
 
-    def fit(self, init, train, dev, output_dir="runs/finetune", vocab=None, **options):
+    def fit(
+        self, init, train, dev=None, output_dir="runs/finetune", vocab=None, **options
+    ):
         """Fine-tunes `init` on `train`, keeping the best `dev` epoch.
 
         Args:
             init: a backbone or task model, a preset name, a `.keras` file or
                 an official / transformers checkpoint (see `load_backbone`).
-            train, dev: task files, or lists of dicts.
+            train, dev: task files, or lists of dicts; dev None with
+                `dev_fraction=0.1`: a tenth of `train` held out as dev.
             output_dir: where the run's files go (see `run_finetuning`).
             vocab: the vocabulary; default: the one beside `init`.
             **options: `FinetuningOptions` fields (epochs, batch_size, ...).
