@@ -65,11 +65,11 @@ def add_text_inputs(parser):
     )
     parser.add_argument(
         "--input",
-        help="a file of texts: one per line (.txt), or JSON Lines (.jsonl) with "
-        "the text in --text-field",
+        help="a file of texts: one per line (.txt), or JSON Lines (.jsonl), CSV "
+        "or TSV (a header row) with the text in --text-field",
     )
     parser.add_argument(
-        "--text-field", default="text", help="the JSON Lines field of the text"
+        "--text-field", default="text", help="the field (column) of the text"
     )
 
 
@@ -111,7 +111,8 @@ def given_texts(args, example):
 
 
 def read_texts(path, field="text"):
-    """The texts of a `.txt` (a line each, blank lines skipped) or `.jsonl` file.
+    """The texts of a `.txt` (a line each, blank lines skipped), `.jsonl`,
+    `.csv` or `.tsv` file (the text in `field`; a CSV/TSV with a header row).
 
     Example:
     >>> import tempfile
@@ -122,6 +123,8 @@ def read_texts(path, field="text"):
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--input {path!r} does not exist.")
+    if path.endswith((".csv", ".tsv")):
+        return _column_texts(path, field)
     with open(path, encoding="utf-8-sig") as f:
         lines = [(n, line.rstrip("\r\n")) for n, line in enumerate(f, 1)]
     lines = [(n, line) for n, line in lines if line.strip()]
@@ -141,6 +144,29 @@ def read_texts(path, field="text"):
                 f"{keys}): pass --text-field with the field that holds it."
             )
         texts.append(text)
+    return texts
+
+
+def _column_texts(path, field):
+    """The `field` column of a CSV (TSV) file with a header row."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f, delimiter="\t" if path.endswith(".tsv") else ",")
+        if field not in (reader.fieldnames or []):
+            columns = ", ".join(reader.fieldnames or []) or "none"
+            raise ValueError(
+                f"{path} has no column {field!r} (its header: {columns}): pass "
+                "--text-field with the column that holds the text."
+            )
+        texts = []
+        for row in reader:
+            if row[field] is None:
+                raise ValueError(
+                    f"{path} line {reader.line_num} has fewer cells than its header: "
+                    "each row needs one per column (quote cells holding commas)."
+                )
+            texts.append(row[field])
     return texts
 
 

@@ -126,3 +126,21 @@ def test_the_vectors_are_whole_or_absent_after_a_fault(name, monkeypatch, tmp_pa
         write_vectors(str(folder) + "/" + name, ["a text"] * 300, vectors)
 
     assert check_each_write_can_fail(monkeypatch, tmp_path, write) == 1
+
+
+def test_csv_and_tsv_inputs_are_read_by_column(tmp_path):
+    """A header row names the columns (a .csv was read as lines, its header
+    a text); a missing column or a short row is refused with the line."""
+    from albert_keras.pretraining.fill_mask_cli import read_texts
+
+    (tmp_path / "t.csv").write_text('id,sentence\n1,"Emma, handsome."\n2,\n')
+    assert read_texts(str(tmp_path / "t.csv"), "sentence") == ["Emma, handsome.", ""]
+    (tmp_path / "t.tsv").write_text("text\tid\nIt rained.\t1\n")
+    assert read_texts(str(tmp_path / "t.tsv")) == ["It rained."]
+    with pytest.raises(
+        ValueError, match=r"no column 'text' \(its header: id, sentence"
+    ):
+        read_texts(str(tmp_path / "t.csv"))
+    (tmp_path / "short.csv").write_text("id,text\n1,a\n2\n")
+    with pytest.raises(ValueError, match="line 3 has fewer cells than its header"):
+        read_texts(str(tmp_path / "short.csv"))
