@@ -170,6 +170,12 @@ def _add_memory_arguments(training):
         "compute; the same numbers, so a run may resume with it on or off",
     )
     training.add_argument(
+        "--freeze-embeddings",
+        action="store_true",
+        help="keep the embedding tables and their LayerNorm as loaded (3.9M of "
+        "ALBERT-base's 11.7M parameters); the projection and encoder train",
+    )
+    training.add_argument(
         "--classifier-dropout",
         type=float,
         metavar="RATE",

@@ -269,6 +269,7 @@ def run_finetune(args):
         max_grad_norm=args.max_grad_norm,
         dropout=args.dropout,
         classifier_dropout=args.classifier_dropout,
+        freeze_embeddings=args.freeze_embeddings,
         gradient_checkpointing=args.gradient_checkpointing,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,

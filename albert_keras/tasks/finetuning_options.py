@@ -36,6 +36,7 @@ LATER_OPTIONS = {
     "dropout": (None,),
     "classifier_dropout": (None,),
     "dev_fraction": (None,),
+    "freeze_embeddings": (False,),
     "metric_for_best_model": (None,),
 }
 # The same for the task config's fields (`settings["task"]["config"]`).
@@ -100,6 +101,8 @@ class FinetuningOptions:
             the model's own (v1 releases 0.1, v2 releases and `albert-keras
             pretrain` runs 0). The head keeps the official 0.1 unless
             `classifier_dropout` says otherwise.
+        freeze_embeddings: keep the embedding tables and their LayerNorm
+            as loaded (`AlbertBackbone.freeze_embeddings`).
         classifier_dropout: the dropout before the task head (transformers'
             `classifier_dropout_prob`); None: the official 0.1. The SQuAD
             heads have none (neither have the official ones).
@@ -175,6 +178,7 @@ class FinetuningOptions:
     lr_schedule: str = "linear"
     dropout: float | None = None
     classifier_dropout: float | None = None
+    freeze_embeddings: bool = False
     gradient_checkpointing: bool = False
     metric_for_best_model: str | None = None
 
@@ -319,9 +323,9 @@ def best_model_metric(task, options) -> str:
 
 
 def fine_tuning_backbone(backbone, options):
-    """`backbone` with `options.dropout` and `options.gradient_checkpointing`
-    applied (a copy with the same weights when either changes it), said in
-    the log."""
+    """`backbone` with `options.dropout`, `options.gradient_checkpointing`
+    (a copy with the same weights when either changes it) and
+    `options.freeze_embeddings` applied, said in the log."""
     from albert_keras.models.weight_copy import (
         with_dropout,
         with_gradient_checkpointing,
@@ -339,6 +343,9 @@ def fine_tuning_backbone(backbone, options):
             "pass (--gradient-checkpointing)",
             flush=True,
         )
+    if options.freeze_embeddings:  # on the backbone that trains (the copy)
+        frozen = backbone.freeze_embeddings()
+        print(f"Embeddings frozen: {frozen:,} parameters (--freeze-embeddings)")
     return backbone
 
 
