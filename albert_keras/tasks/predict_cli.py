@@ -35,8 +35,9 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--output",
-        help="predictions file (default: predictions-<input name>.jsonl beside the "
-        "model; .json for SQuAD)",
+        help="predictions file: .jsonl, or a .csv / .tsv table (not for tag and "
+        "squad) (default: predictions-<input name>.jsonl beside the model; .json "
+        "for SQuAD)",
     )
     parser.add_argument("--vocab", help="default: the one beside the model")
     parser.add_argument(

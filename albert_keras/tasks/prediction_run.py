@@ -97,6 +97,17 @@ def check_request(sequence_length, batch_size, max_examples, output) -> None:
         )
 
 
+def _check_table_output(task, output) -> None:
+    """A .csv / .tsv --output only for the tasks with one prediction a row."""
+    from albert_keras.tasks.prediction_table import TABLE_SUFFIXES
+
+    if output and output.endswith(TABLE_SUFFIXES) and not task.writes_tables:
+        raise ValueError(
+            f"--output {output!r}: a {type(task).__name__} writes no table (its "
+            f"predictions are {task.prediction_formats}); name a file of that kind."
+        )
+
+
 def check_output_is_not_input(input, output) -> None:
     """ValueError where `--output` (or the `.metrics.json` written beside it)
     is the `--input` file: writing it would replace the data predicted.
@@ -267,6 +278,7 @@ def run_prediction(
     loaded = keras.saving.load_model(path, compile=False)
     task = _task_of(loaded, settings, sequence_length, fields or {})
     _check_length(loaded, task)
+    _check_table_output(task, output)
     is_squad = type(task).__name__ == "SquadTask"
     if null_threshold is not None and not is_squad:
         raise ValueError(

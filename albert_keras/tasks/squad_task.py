@@ -92,6 +92,8 @@ class SquadTask(Task):
     """
 
     config_class = SquadConfig
+    prediction_formats = ".json (the official answers file)"
+    writes_tables = False
     no_held_out_dev = (
         "questions on one context would land on both sides; pass a dev file "
         "(--dev) of other contexts"

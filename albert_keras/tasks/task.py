@@ -42,6 +42,10 @@ class Task:
     metric_names = ("accuracy", "f1", "mcc")
     # Its `dataset` takes `group_by_length` (FinetuningOptions).
     groups_by_length = False
+    # What its predictions files may be (`write_predictions`); tasks with
+    # one prediction a row also write .csv / .tsv tables.
+    prediction_formats = ".jsonl, .csv or .tsv"
+    writes_tables = True
     # Why its dev set cannot be held out of the training examples
     # (`dev_fraction`); None: it can.
     no_held_out_dev = None
@@ -108,11 +112,20 @@ class Task:
         none is)."""
         logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
         from albert_keras.atomic_files import atomic_write
+        from albert_keras.tasks.prediction_table import (
+            TABLE_SUFFIXES,
+            write_prediction_table,
+        )
 
-        with atomic_write(output) as f:
-            for example, row in zip(data.examples, logits, strict=True):
-                line = {"line": example["line"], **self.prediction(row)}
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        lines = [
+            {"line": example["line"], **self.prediction(row)}
+            for example, row in zip(data.examples, logits, strict=True)
+        ]
+        with atomic_write(output, newline="") as f:
+            if output.endswith(TABLE_SUFFIXES):
+                write_prediction_table(f, lines, output)
+            else:
+                f.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
         scored = self.scored(data)
         if not scored:
             return {"metrics": None}

@@ -88,6 +88,8 @@ class TokenClassificationTask(Task):
     """
 
     config_class = TokenClassificationConfig
+    prediction_formats = ".jsonl (words, tags, scores) or .conll"
+    writes_tables = False
     groups_by_length = True  # training batches only: predict keeps file order
 
     @property

@@ -176,3 +176,38 @@ def test_a_length_beyond_the_positions_names_the_flag_and_the_limit():
         "--max-seq-length 512 (sequence_length) exceeds the model's "
         "max_position_embeddings=128: pass 128 or less."
     )
+
+
+def test_a_csv_output_is_the_jsonl_predictions_as_a_table(named_run, tmp_path):
+    import csv
+
+    folder, rows = named_run
+    path = _write(tmp_path / "some.jsonl", rows[:5])
+    run = str(folder / "run")
+    for name in ("p.jsonl", "p.csv", "p.tsv"):
+        argv = ["predict", "--model", run, "--input", path]
+        assert main([*argv, "--output", str(tmp_path / name)]) == 0
+    with open(tmp_path / "p.jsonl") as f:
+        lines = [json.loads(line) for line in f]
+    for name, delimiter in (("p.csv", ","), ("p.tsv", "\t")):
+        with open(tmp_path / name, newline="") as f:
+            table = list(csv.DictReader(f, delimiter=delimiter))
+        assert list(table[0]) == [
+            "line",
+            "label",
+            "probabilities_neg",
+            "probabilities_pos",
+        ]
+        for line, row in zip(lines, table, strict=True):
+            assert row["line"] == str(line["line"]) and row["label"] == line["label"]
+            for label, p in line["probabilities"].items():
+                assert float(row[f"probabilities_{label}"]) == p
+
+
+def test_tasks_without_one_prediction_a_row_refuse_a_table():
+    from albert_keras.tasks import TokenClassificationTask
+    from albert_keras.tasks.prediction_run import _check_table_output
+
+    with pytest.raises(ValueError, match=r"writes no table .*\.conll"):
+        _check_table_output(TokenClassificationTask(), "tags.csv")
+    _check_table_output(task_from_name("classify"), "p.tsv")
