@@ -170,6 +170,12 @@ def _add_memory_arguments(training):
         "compute; the same numbers, so a run may resume with it on or off",
     )
     training.add_argument(
+        "--adam-epsilon",
+        type=float,
+        default=1e-6,
+        help="AdamW's epsilon (the official recipes'; transformers' Trainer uses 1e-8)",
+    )
+    training.add_argument(
         "--freeze-embeddings",
         action="store_true",
         help="keep the embedding tables and their LayerNorm as loaded (3.9M of "

@@ -270,6 +270,7 @@ def run_finetune(args):
         dropout=args.dropout,
         classifier_dropout=args.classifier_dropout,
         freeze_embeddings=args.freeze_embeddings,
+        adam_epsilon=args.adam_epsilon,
         gradient_checkpointing=args.gradient_checkpointing,
         mixed_precision=args.mixed_precision,
         jit_compile=not args.no_jit,

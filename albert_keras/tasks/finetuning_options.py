@@ -28,6 +28,7 @@ LATER_OPTIONS = {
     "group_by_length": (False,),
     "gradient_accumulation_steps": (1,),
     "weight_decay": (0.01,),
+    "adam_epsilon": (1e-6,),
     "max_grad_norm": (1.0,),
     "max_steps": (None,),
     "eval_every": (None,),
@@ -92,6 +93,8 @@ class FinetuningOptions:
             `lr_scheduler_type="cosine"`) or "constant".
         weight_decay: AdamW's decoupled weight decay (the official 0.01),
             not on LayerNorm parameters and biases; 0: none.
+        adam_epsilon: AdamW's epsilon (the official 1e-6; transformers'
+            Trainer uses 1e-8).
         max_grad_norm: the gradients' global norm is clipped to this (the
             official 1.0; transformers' option of the same name); 0 or None:
             no clipping.
@@ -171,6 +174,7 @@ class FinetuningOptions:
     group_by_length: bool = False
     gradient_accumulation_steps: int = 1
     weight_decay: float = 0.01
+    adam_epsilon: float = 1e-6
     max_grad_norm: float | None = 1.0
     max_steps: int | None = None
     eval_every: int | None = None
@@ -243,6 +247,12 @@ class FinetuningOptions:
                 "`weight_decay` (--weight-decay) is AdamW's decay rate: give 0 "
                 "(none) or more (0.01 is the official recipes'). Received: "
                 f"weight_decay={self.weight_decay!r}"
+            )
+        eps = self.adam_epsilon
+        if not (isinstance(eps, int | float) and not isinstance(eps, bool) and eps > 0):
+            raise ValueError(
+                "`adam_epsilon` (--adam-epsilon) is AdamW's epsilon: give a "
+                f"number above 0 (1e-6 is the official one). Received: {eps!r}"
             )
         norm = self.max_grad_norm
         if norm is not None and not (isinstance(norm, int | float) and norm >= 0):

@@ -297,6 +297,7 @@ def _build_model(task, init, steps, options, name):
             num_train_steps=max(steps, 1),
             num_warmup_steps=options.warmup_updates(steps),
             weight_decay=options.weight_decay,
+            epsilon=options.adam_epsilon,
             clipnorm=options.clipnorm,
             gradient_accumulation_steps=options.gradient_accumulation_steps,
             lr_schedule=options.lr_schedule,

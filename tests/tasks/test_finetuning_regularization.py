@@ -1,4 +1,5 @@
-"""`--weight-decay` and `--max-grad-norm` (transformers' Trainer options).
+"""`--weight-decay`, `--max-grad-norm` and `--adam-epsilon` (transformers'
+Trainer options).
 
 Before, fine-tuning always ran with the official weight decay 0.01 and
 global-norm clipping 1.0: neither could be changed from the CLI or from
@@ -35,14 +36,22 @@ def test_the_options_reach_the_optimizer_and_the_settings(tmp_path):
     optimizer, settings = _fit(tmp_path / "a", weight_decay=0.0, max_grad_norm=0)
     assert optimizer.weight_decay == 0.0 and optimizer.global_clipnorm is None
     assert settings["weight_decay"] == 0.0 and settings["max_grad_norm"] == 0
-    optimizer, settings = _fit(tmp_path / "b", max_grad_norm=0.5)
+    assert optimizer.epsilon == 1e-6 and "adam_epsilon" not in settings
+    optimizer, settings = _fit(tmp_path / "b", max_grad_norm=0.5, adam_epsilon=1e-8)
     assert optimizer.weight_decay == 0.01 and optimizer.global_clipnorm == 0.5
+    assert optimizer.epsilon == 1e-8 and settings["adam_epsilon"] == 1e-8
     # The official values are what runs before the options did: unrecorded.
     assert "weight_decay" not in settings and settings["max_grad_norm"] == 0.5
 
 
 @pytest.mark.parametrize(
-    "bad", [{"weight_decay": -0.1}, {"weight_decay": "0.01"}, {"max_grad_norm": -1}]
+    "bad",
+    [
+        {"weight_decay": -0.1},
+        {"weight_decay": "0.01"},
+        {"max_grad_norm": -1},
+        {"adam_epsilon": 0},
+    ],
 )
 def test_bad_values_are_refused_with_the_flag(bad):
     flag = "--" + next(iter(bad)).replace("_", "-")
@@ -58,3 +67,5 @@ def test_the_cli_refuses_before_loading_a_model(tmp_path, capsys):
     assert main(args + ["--max-grad-norm", "-2"]) == 2
     err = capsys.readouterr().err
     assert "`max_grad_norm` (--max-grad-norm)" in err and "Traceback" not in err
+    assert main(args + ["--adam-epsilon", "0"]) == 2
+    assert "`adam_epsilon` (--adam-epsilon)" in capsys.readouterr().err
