@@ -18,17 +18,15 @@ or it is not a comparison).
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-from bench_fill_mask import CONFIGS, timed  # noqa: E402
+from bench_fill_mask import CONFIGS, text_parser, timed, write_result  # noqa: E402
 
 from albert_keras import AlbertBackbone, AlbertConfig  # noqa: E402
-from albert_keras.atomic_files import write_json  # noqa: E402
 from albert_keras.sample_text import SPM_MODEL_PATH, read_paragraphs  # noqa: E402
 
 
@@ -92,16 +90,7 @@ def transformers_mean_pooling(backbone, texts, batch, repeats, length, threads):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default="base", choices=sorted(CONFIGS))
-    parser.add_argument("--texts", type=int, default=256)
-    parser.add_argument("--words", type=int, default=60)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--length", type=int, default=128)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--output", help="write the results as JSON here")
-    args = parser.parse_args(argv)
+    args = text_parser(__doc__.split("\n\n")[0], texts=256).parse_args(argv)
     texts = paragraph_texts(args.texts, args.words)
     backbone = build_backbone(args.config)
     ours_s, ours_v = ours(backbone, texts, args.batch, args.repeats, args.length)
@@ -122,19 +111,7 @@ def main(argv=None):
         f"ratio ours / transformers: {hf_s / ours_s:.2f}x; largest vector "
         f"difference {diff:.1e}"
     )
-    if args.output:
-        write_json(
-            args.output,
-            {
-                "config": args.config,
-                "texts": len(texts),
-                "batch": args.batch,
-                "ours_texts_per_s": len(texts) / ours_s,
-                "transformers_texts_per_s": len(texts) / hf_s,
-                "ratio": hf_s / ours_s,
-                "max_abs_diff": diff,
-            },
-        )
+    write_result(args, len(texts), ours_s, hf_s, max_abs_diff=diff)
     return 0
 
 

@@ -98,17 +98,39 @@ def transformers_pipeline(pretrainer, texts, batch, repeats, threads):
     return seconds, [candidates[0]["token"] for candidates in out]
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def text_parser(description, texts):
+    """The flags of the text benchmarks (this one and bench_embed)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", default="base", choices=sorted(CONFIGS))
-    parser.add_argument("--texts", type=int, default=128)
+    parser.add_argument("--texts", type=int, default=texts)
     parser.add_argument("--words", type=int, default=60)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--output", help="write the results as JSON here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def write_result(args, texts, ours_s, hf_s, **extra):
+    """--output: the texts/s of both, their ratio and `extra`, as JSON."""
+    if args.output:
+        write_json(
+            args.output,
+            {
+                "config": args.config,
+                "texts": texts,
+                "batch": args.batch,
+                "ours_texts_per_s": texts / ours_s,
+                "transformers_texts_per_s": texts / hf_s,
+                "ratio": hf_s / ours_s,
+                **extra,
+            },
+        )
+
+
+def main(argv=None):
+    args = text_parser(__doc__.split("\n\n")[0], texts=128).parse_args(argv)
     texts = masked_texts(args.texts, args.words)
     pretrainer = build_pretrainer(args.config)
     ours_s, ours_top = ours(pretrainer, texts, args.batch, args.repeats, args.length)
@@ -128,19 +150,7 @@ def main(argv=None):
     print(
         f"ratio ours / transformers: {hf_s / ours_s:.2f}x; top-1 agreement {agree:.3f}"
     )
-    if args.output:
-        write_json(
-            args.output,
-            {
-                "config": args.config,
-                "texts": len(texts),
-                "batch": args.batch,
-                "ours_texts_per_s": len(texts) / ours_s,
-                "transformers_texts_per_s": len(texts) / hf_s,
-                "ratio": hf_s / ours_s,
-                "top1_agreement": agree,
-            },
-        )
+    write_result(args, len(texts), ours_s, hf_s, top1_agreement=agree)
     return 0
 
 
