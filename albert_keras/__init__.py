@@ -26,6 +26,7 @@ from albert_keras.presets import PRESETS  # noqa: E402
 
 _LAZY = {
     "AlbertBackbone": "albert_keras.models",
+    "AlbertBiEncoder": "albert_keras.models",
     "AlbertClassifier": "albert_keras.models",
     "AlbertMultipleChoice": "albert_keras.models",
     "AlbertTokenClassifier": "albert_keras.models",
@@ -48,6 +49,7 @@ _KERAS_CLASSES = (
     "albert_keras.training.class_weighted_crossentropy",
     "albert_keras.training.dense_adamw",
     "albert_keras.training.fast_lamb",
+    "albert_keras.training.in_batch_negatives_loss",
     "albert_keras.training.official_adamw",
     "albert_keras.training.warmup_polynomial_decay",
     "albert_keras.training.warmup_cosine_decay",

@@ -1,6 +1,7 @@
 """ALBERT models: the backbone and the task models (see README.md here)."""
 
 from albert_keras.models.albert_backbone import AlbertBackbone
+from albert_keras.models.albert_bi_encoder import AlbertBiEncoder
 from albert_keras.models.albert_classifier import AlbertClassifier
 from albert_keras.models.albert_distribution import (
     albert_distribution,
@@ -37,6 +38,7 @@ __all__ = [
     "AlbertTextModel",
     "with_tokenizer",
     "AlbertBackbone",
+    "AlbertBiEncoder",
     "AlbertClassifier",
     "AlbertMultipleChoice",
     "AlbertPretrainer",

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import keras
 import numpy as np
-from keras import ops
 
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_text_model import AlbertTextModel
-
-POOLINGS = ("mean", "max", "cls", "pooled")
+from albert_keras.models.embedding_pooling import POOLINGS, normalized, pool
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -93,8 +91,7 @@ class AlbertEmbeddingTextModel(AlbertTextModel):
         outputs = self.task_model(packed, training=training)
         vectors = pool(outputs, packed["padding_mask"], self.pooling)
         if self.normalize:
-            norm = ops.sqrt(ops.sum(ops.square(vectors), axis=-1, keepdims=True))
-            vectors = vectors / ops.maximum(norm, 1e-12)
+            vectors = normalized(vectors)
         return {"embeddings": vectors}
 
     def embed(self, texts, batch_size=32):
@@ -116,35 +113,6 @@ class AlbertEmbeddingTextModel(AlbertTextModel):
             "pooling": self.pooling,
             "normalize": self.normalize,
         }
-
-
-def pool(outputs, padding_mask, pooling):
-    """One float32 vector per row of a backbone's `outputs`.
-
-    Args:
-        outputs: the backbone's dict (`sequence_output` [batch, length, H],
-            `pooled_output` [batch, H]).
-        padding_mask: [batch, length], 1 on real tokens.
-        pooling: one of `POOLINGS`.
-
-    Example:
-    >>> import numpy as np
-    >>> seq = np.array([[[1.0], [3.0], [50.0]]], "float32")
-    >>> out = {"sequence_output": seq, "pooled_output": seq[:, 0]}
-    >>> [float(pool(out, np.array([[1, 1, 0]]), p)[0, 0]) for p in POOLINGS]
-    [2.0, 3.0, 1.0, 1.0]
-    """
-    if pooling == "pooled":
-        return ops.cast(outputs["pooled_output"], "float32")
-    sequence = ops.cast(outputs["sequence_output"], "float32")
-    if pooling == "cls":
-        return sequence[:, 0]
-    mask = ops.expand_dims(ops.cast(padding_mask, "float32"), -1)
-    if pooling == "max":
-        # Every row holds [CLS], so a real token always wins over -inf.
-        return ops.max(ops.where(mask > 0, sequence, float("-inf")), axis=1)
-    total = ops.sum(sequence * mask, axis=1)
-    return total / ops.maximum(ops.sum(mask, axis=1), 1.0)
 
 
 def _backbone_of(model):

@@ -75,14 +75,15 @@ def add_parser(subparsers):
     parser.add_argument(
         "--pooling",
         choices=POOLINGS,
-        default="mean",
         help="mean or max of the final hidden states over the text's tokens "
-        "(padding left out), the [CLS] state, or the official pooler's output",
+        "(padding left out), the [CLS] state, or the official pooler's output "
+        "(default: a `finetune --task embed` run's own, else mean)",
     )
     parser.add_argument(
         "--normalize",
         action="store_true",
-        help="unit-length vectors (a dot product is then the cosine similarity)",
+        help="unit-length vectors (a dot product is then the cosine similarity; "
+        "always on for a `finetune --task embed` run)",
     )
     parser.add_argument(
         "--max-seq-length",
@@ -113,6 +114,10 @@ def run_embed(args):
         from albert_keras.quiet_start import rerun_on_tensorflow
 
         return rerun_on_tensorflow(args.argv)
+    trained = embedding_run_pooling(args.init)
+    if trained:  # a --task embed run: its vectors as trained
+        args.pooling, args.normalize = args.pooling or trained, True
+    args.pooling = args.pooling or "mean"
     model = load_embedding_model(
         args.init, args.vocab, args.max_seq_length, args.pooling, args.normalize
     )
@@ -149,6 +154,26 @@ def _embed_texts(model, texts, args):
 
 def _count(number, noun):
     return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def embedding_run_pooling(init) -> str | None:
+    """The pooling a `finetune --task embed` run folder (or its best.keras)
+    trained with, else None.
+
+    >>> embedding_run_pooling("albert_tiny") is None
+    True
+    """
+    from checkpoints_convert.hf_labels import settings_beside
+
+    if not os.path.exists(init):
+        return None
+    try:
+        task = (settings_beside(init) or {}).get("task") or {}
+    except ValueError:  # a settings.json that is not JSON: not a run's
+        return None
+    if task.get("class") != "SentenceEmbeddingTask":
+        return None
+    return task.get("config", {}).get("pooling", "mean")
 
 
 def check_output(path):

@@ -21,6 +21,8 @@ _LAZY = {
     "MultiLabelClassificationTask": _MULTI_LABEL,
     "MultipleChoiceConfig": "albert_keras.tasks.multiple_choice_task",
     "MultipleChoiceTask": "albert_keras.tasks.multiple_choice_task",
+    "SentenceEmbeddingConfig": "albert_keras.tasks.sentence_embedding_task",
+    "SentenceEmbeddingTask": "albert_keras.tasks.sentence_embedding_task",
     "SquadConfig": "albert_keras.tasks.squad_task",
     "SquadTask": "albert_keras.tasks.squad_task",
     "TASK_CLASSES": "albert_keras.tasks.task_names",

@@ -328,3 +328,35 @@ def add_run_arguments(parser):
         action="store_true",
         help="resume a killed run even though training flags or data changed",
     )
+
+
+def add_embed_arguments(parser):
+    group = parser.add_argument_group(
+        "embed",
+        "sentence embeddings: --text-field is the anchor (query), "
+        "--text-pair-field its positive",
+    )
+    group.add_argument(
+        "--negative-field",
+        help="a hard negative of each anchor (a text that looks like a match "
+        "and is not), added to the batch's negatives (default: negative, where "
+        "the file has it)",
+    )
+    group.add_argument(
+        "--pooling",
+        choices=["mean", "max", "cls", "pooled"],
+        help="one vector per text: the mean or max of the final hidden states, "
+        "the [CLS] state, or the official pooler's output (default: mean)",
+    )
+    group.add_argument(
+        "--scale",
+        type=float,
+        help="the inverse temperature multiplying the cosines in the loss "
+        "(default: 20, as sentence-transformers')",
+    )
+    group.add_argument(
+        "--symmetric",
+        action="store_true",
+        help="also train each positive to find its anchor among the batch's "
+        "anchors (CLIP's loss)",
+    )

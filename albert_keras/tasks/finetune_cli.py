@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from albert_keras.cli_help import DefaultsHelpFormatter
 from albert_keras.tasks.finetune_arguments import (
+    add_embed_arguments,
     add_field_arguments,
     add_multilabel_arguments,
     add_run_arguments,
@@ -12,7 +13,7 @@ from albert_keras.tasks.finetune_arguments import (
 )
 from albert_keras.training.score_text import score_text
 
-TASKS = ("classify", "pair", "regress", "multilabel", "choice", "squad", "tag")
+TASKS = ("classify", "pair", "regress", "multilabel", "choice", "squad", "tag", "embed")
 
 
 def add_parser(subparsers):
@@ -22,7 +23,7 @@ def add_parser(subparsers):
         "finetune",
         formatter_class=DefaultsHelpFormatter,
         help="fine-tune on a task (classify, pair, regress, multilabel, choice, "
-        "squad, tag)",
+        "squad, tag, embed)",
         description=(
             "Fine-tune ALBERT with AdamW (linear warmup and decay), evaluating "
             "the task metric on --dev after every epoch; the best epoch is kept "
@@ -42,7 +43,8 @@ def add_parser(subparsers):
         "regress: one text or a pair -> a number; multilabel: one text or a "
         "pair -> any number of labels; choice: a context and N "
         "options -> the right option; squad: SQuAD JSON, answer spans; tag: "
-        "words -> a tag each (NER, POS)",
+        "words -> a tag each (NER, POS); embed: (anchor, positive) pairs -> "
+        "sentence embeddings for search",
     )
     parser.add_argument(
         "--train",
@@ -84,6 +86,7 @@ def add_parser(subparsers):
     add_training_arguments(parser)
     add_squad_arguments(parser)
     add_multilabel_arguments(parser)
+    add_embed_arguments(parser)
     add_run_arguments(parser)
     parser.set_defaults(run=run_finetune)
 
@@ -115,6 +118,8 @@ def _task(args):
         fields.update(words_field=args.text_field, tags_field=args.label_field)
         if labels:
             fields["labels"] = labels
+    elif args.task == "embed":
+        fields.update(_embed_fields(args))
     elif args.task == "multilabel":
         fields.update(label_fields=args.label_field or (), threshold=args.threshold)
         fields.update({"text_fields": _text_fields(args)} if args.text_field else {})
@@ -134,6 +139,26 @@ def _task(args):
     return task_from_name(args.task, **fields)
 
 
+def _embed_fields(args):
+    """The `SentenceEmbeddingConfig` fields of the embed flags."""
+    fields = {"symmetric": args.symmetric}
+    texts = text_fields_of(args.text_field, args.text_pair_field)
+    if len(texts) == 1 or (args.negative_field and not texts):
+        raise ValueError(
+            "--task embed names its texts together: --text-field (the anchor) "
+            "and --text-pair-field (its positive), then --negative-field if "
+            "any; or none of them, to find anchor/positive, query/positive, "
+            "sentence1/sentence2, ... in the file."
+        )
+    if texts:
+        fields["text_fields"] = texts + tuple(filter(None, [args.negative_field]))
+    if args.pooling:
+        fields["pooling"] = args.pooling
+    if args.scale is not None:
+        fields["scale"] = args.scale
+    return fields
+
+
 def _class_weight(text):
     """--class-weight: "balanced", or the weights as numbers (a word that is
     neither is passed on, for the config to refuse by name)."""
@@ -146,8 +171,9 @@ def _class_weight(text):
 
 
 # The tasks of one text or a pair (--text-field, --text-pair-field).
-_TEXT_TASKS = ("classify", "pair", "regress", "multilabel")
-_HEADS = (*_TEXT_TASKS, "choice", "tag")  # the tasks whose head has dropout
+_TEXT_TASKS = ("classify", "pair", "regress", "multilabel", "embed")
+# The tasks whose head has dropout (embed has no head).
+_HEADS = ("classify", "pair", "regress", "multilabel", "choice", "tag")
 _SMOOTHED = ("classify", "pair", "choice", "tag")  # the tasks with classes
 
 
@@ -158,6 +184,10 @@ def _check_unused_flags(args):
         for flag, value, tasks in (
             ("--labels", args.labels, ("classify", "pair", "multilabel", "tag")),
             ("--text-field", args.text_field, (*_TEXT_TASKS, "tag")),
+            ("--negative-field", args.negative_field, ("embed",)),
+            ("--pooling", args.pooling, ("embed",)),
+            ("--scale", args.scale is not None, ("embed",)),
+            ("--symmetric", args.symmetric, ("embed",)),
             ("--text-pair-field", args.text_pair_field, _TEXT_TASKS),
             ("--threshold", args.threshold is not None, ("multilabel",)),
             ("--class-weight", args.class_weight, ("classify", "pair")),
@@ -166,29 +196,45 @@ def _check_unused_flags(args):
         )
         if value and args.task not in tasks
     ]
-    if not unused:
-        return
+    if unused:
+        hint = _unused_hint(args.task, unused)
+        raise ValueError(
+            f"--task {args.task} does not read {' or '.join(unused)}: {hint}."
+        )
+
+
+_EMBED_FLAGS = {"--negative-field", "--pooling", "--scale", "--symmetric"}
+
+
+def _unused_hint(task, unused):
+    """What to do instead of the `unused` flags of `--task task`."""
+    if set(unused) <= _EMBED_FLAGS:
+        return "they shape the sentence embeddings of --task embed"
+    if unused == ["--class-weight"]:
+        return "--class-weight weighs the classes of --task classify or pair"
+    if unused == ["--label-smoothing"]:
+        return "--label-smoothing is for --task classify, pair, choice or tag"
+    if unused == ["--classifier-dropout"]:
+        if task == "embed":
+            return "its model has no head, only the encoder; --dropout sets its dropout"
+        return (
+            "the SQuAD heads have no dropout (as the official ones); --dropout "
+            "sets the encoder's"
+        )
+    if set(unused) == {"--class-weight", "--label-smoothing"}:
+        return "they weigh or smooth the classes of --task classify or pair"
     hint = {
         "regress": "a regression target is a number, it has no label set",
         "choice": "name the fields with --context-field, --question-field, "
         "--options-field and --label-field",
         "squad": "SQuAD JSON names its own fields",
         "tag": "name the words with --text-field and the tags with --label-field",
-    }.get(args.task)
-    if unused == ["--class-weight"]:
-        hint = "--class-weight weighs the classes of --task classify or pair"
-    elif unused == ["--label-smoothing"]:
-        hint = "--label-smoothing is for --task classify, pair, choice or tag"
-    elif unused == ["--classifier-dropout"]:
-        hint = (
-            "the SQuAD heads have no dropout (as the official ones); --dropout "
-            "sets the encoder's"
-        )
-    elif set(unused) == {"--class-weight", "--label-smoothing"}:
-        hint = "they weigh or smooth the classes of --task classify or pair"
-    elif hint is None or unused == ["--threshold"]:
-        hint = "--threshold sets where --task multilabel predicts a label"
-    raise ValueError(f"--task {args.task} does not read {' or '.join(unused)}: {hint}.")
+        "embed": "it has no labels: name the texts with --text-field, "
+        "--text-pair-field and --negative-field",
+    }.get(task)
+    if hint is None or unused == ["--threshold"]:
+        return "--threshold sets where --task multilabel predicts a label"
+    return hint
 
 
 def _text_fields(args):

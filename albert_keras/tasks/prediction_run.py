@@ -31,6 +31,7 @@ _MODEL_TASKS = {
     "AlbertMultipleChoice": ("choice", {}),
     "AlbertClassifier": ("classify", {}),
     "AlbertTokenClassifier": ("tag", {}),
+    "AlbertBiEncoder": ("embed", {}),
 }
 
 
@@ -163,6 +164,8 @@ def _task_of(model, settings, sequence_length, fields):
             made = {"num_choices": model.num_choices}
         elif name == "AlbertTokenClassifier":  # tag i is class i
             made = {"labels": list(range(model.num_classes))}
+        elif name == "AlbertBiEncoder":
+            made = {"pooling": model.pooling}
         task = task_from_name(task_name, **made)
     if sequence_length:
         fields = {**fields, "sequence_length": sequence_length}

@@ -1,4 +1,5 @@
-"""Packed `tf.data` pipelines for classification, regression and multiple choice.
+"""Packed `tf.data` pipelines for classification, regression, multiple choice
+and sentence embeddings.
 
 Texts are tokenized once, up front, with the in-graph tokenizer (so the
 report can count what packing truncates); batches are packed in the
@@ -136,6 +137,15 @@ def _batches(batch_size, group_by_length, lengths):
     return lambda d: d.ragged_batch(batch_size)
 
 
+def _packed_batches(rows, batch, pack, order):
+    """`rows` (tensors sliced along axis 0) batched by `batch` in the epoch
+    `order` (training, seed, epochs) of `epoch_batches`, each batch mapped
+    by `pack`, prefetched."""
+    dataset = epoch_batches(tf.data.Dataset.from_tensor_slices(rows), batch, *order)
+    dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
 def text_dataset(
     examples,
     tokenizer,
@@ -259,8 +269,58 @@ def choice_dataset(
     def longest_option(x, y, _):
         return tf.reduce_max(x.row_lengths(axis=2) + y.row_lengths(axis=2), axis=1)
 
-    dataset = tf.data.Dataset.from_tensor_slices((a, b, labels))
     batch = _batches(batch_size, group_by_length and training, longest_option)
-    dataset = epoch_batches(dataset, batch, training, seed, epochs)
-    dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return _packed_batches((a, b, labels), batch, pack, (training, seed, epochs))
+
+
+def embedding_dataset(
+    examples,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    training=False,
+    seed=0,
+    report=None,
+    epochs=None,
+    group_by_length=False,
+):
+    """(features, ids) batches for a bi-encoder, [batch, texts, length].
+
+    Each text is packed alone, `[CLS] text [SEP]` (cut to `sequence_length`
+    and counted in `report`).
+
+    Args:
+        examples: dicts with `texts` (the same number each: anchor,
+            positive, hard negatives) and `positive_id` (equal for equal
+            positive texts: `InBatchNegativesLoss` leaves such duplicates
+            out of each other's negatives).
+        tokenizer, sequence_length, batch_size, training, seed, report,
+            epochs, group_by_length: as `text_dataset` (a row's length is
+            its longest text's).
+
+    Returns:
+        A `tf.data.Dataset` of (features [batch, texts, length], int32
+        positive ids [batch]), `length` as `text_dataset`'s.
+    """
+    count = len(examples[0]["texts"])
+    flat = tokenize_texts(tokenizer, [t for e in examples for t in e["texts"]])
+    lines = [e.get("line", i + 1) for i, e in enumerate(examples)]
+    lengths = flat.row_lengths().numpy()
+    _note_truncation(
+        report, np.repeat(lines, count), lengths, 0 * lengths, sequence_length
+    )
+    texts = tf.RaggedTensor.from_uniform_row_length(flat, count)
+    ids = np.asarray([e["positive_id"] for e in examples], "int32")
+    packer = AlbertPacker.for_tokenizer(tokenizer, sequence_length)
+
+    def pack(x, positive_ids):
+        packed = packer(x.merge_dims(0, 1))
+        shape = [-1, count, sequence_length]
+        packed = {k: tf.reshape(v, shape) for k, v in packed.items()}
+        return trim_padding(packed), positive_ids
+
+    def longest_text(x, _):
+        return tf.reduce_max(x.row_lengths(axis=2), axis=1)
+
+    batch = _batches(batch_size, group_by_length and training, longest_text)
+    return _packed_batches((texts, ids), batch, pack, (training, seed, epochs))

@@ -7,6 +7,7 @@ from albert_keras.tasks.multi_label_classification_task import (
     MultiLabelClassificationTask,
 )
 from albert_keras.tasks.multiple_choice_task import MultipleChoiceTask
+from albert_keras.tasks.sentence_embedding_task import SentenceEmbeddingTask
 from albert_keras.tasks.squad_task import SquadTask
 from albert_keras.tasks.task import Task
 from albert_keras.tasks.token_classification_task import TokenClassificationTask
@@ -15,6 +16,7 @@ _CLASSES = (
     ClassificationTask,
     MultiLabelClassificationTask,
     MultipleChoiceTask,
+    SentenceEmbeddingTask,
     SquadTask,
     TokenClassificationTask,
 )
@@ -29,6 +31,7 @@ TASK_NAMES = {
     "choice": (MultipleChoiceTask, {}),
     "squad": (SquadTask, {}),
     "tag": (TokenClassificationTask, {}),
+    "embed": (SentenceEmbeddingTask, {}),
 }
 
 

@@ -13,6 +13,7 @@ _ATTRIBUTES = {
     "DenseAdamW": "albert_keras.training.dense_adamw",
     "DenseGradients": "albert_keras.training.dense_gradients",
     "FastLamb": "albert_keras.training.fast_lamb",
+    "InBatchNegativesLoss": "albert_keras.training.in_batch_negatives_loss",
     "LossCurvePlot": "albert_keras.training.loss_curve_plot",
     "NanGuard": "albert_keras.training.nan_guard",
     "OfficialAdamW": "albert_keras.training.official_adamw",
