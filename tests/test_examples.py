@@ -24,6 +24,7 @@ CASES = {
     "squad_disfl_qa.py": ["--train-questions", "8", "--dev-questions", "16"],
     "tag_brown.py": ["--train-examples", "32"],
     "multilabel_foldoc.py": ["--train-examples", "32"],
+    "embed_vitaminc.py": ["--train-examples", "32", "--dev-examples", "32"],
 }
 
 

@@ -17,12 +17,12 @@ def add_field_arguments(parser):
         help="classify/pair/regress: the text (default: the first of text, "
         "sentence, text_a that the file has; pairs: text_a, premise, "
         "sentence1, question); tag: the words, a list or a string (default: "
-        "words, tokens)",
+        "words, tokens); embed: the anchor (query)",
     )
     fields.add_argument(
         "--text-pair-field",
         help="pair: the second text (default: text_b, hypothesis, sentence2, "
-        "sentence, with the first)",
+        "sentence, with the first); embed: the anchor's positive",
     )
     # The former spelling, "a" or "a,b": still read, no longer shown.
     fields.add_argument("--text-fields", help=argparse.SUPPRESS)
@@ -247,8 +247,8 @@ def _add_length_arguments(training):
         "accuracy, f1 or mcc (classify, pair, choice), pearson or spearman "
         "(regress), micro_f1, macro_f1, exact_match or label_accuracy "
         "(multilabel), best_f1, best_exact, f1 or exact (squad), entity_f1, "
-        "entity_precision, entity_recall or accuracy (tag) (default: the "
-        "first of each)",
+        "entity_precision, entity_recall or accuracy (tag), mrr, accuracy or "
+        "recall_at_10 (embed) (default: the first of each)",
     )
 
 
