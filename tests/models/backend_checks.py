@@ -124,6 +124,35 @@ def fit(work):
     return {"losses": history.history["loss"], "end_top_index_shape": list(shape)}
 
 
+def bi_encoder(work):
+    """`AlbertBiEncoder` and `InBatchNegativesLoss` on the inputs and weights
+    the test saved; then a few fit steps."""
+    from albert_keras.models import AlbertBiEncoder
+    from albert_keras.training import InBatchNegativesLoss
+
+    with open(os.path.join(work, "config_ffn.json")) as f:  # the test's last
+        config = AlbertConfig.from_dict(json.load(f))
+    model = AlbertBiEncoder(AlbertBackbone(config))
+    weights = np.load(os.path.join(work, "bi_w.npz"))
+    model.backbone.set_weights([weights[f"w{i}"] for i in range(len(weights.files))])
+    x = dict(np.load(os.path.join(work, "bi_x.npz")))
+    embeddings = model(x, training=False)["embeddings"]
+    loss = InBatchNegativesLoss(scale=5.0, symmetric=True)
+    value = float(keras.ops.convert_to_numpy(loss([0, 1, 1], embeddings)))
+    np.savez(
+        os.path.join(work, "bi_out.npz"),
+        embeddings=keras.ops.convert_to_numpy(embeddings),
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss={"embeddings": loss},
+        jit_compile=keras.backend.backend() != "torch",
+    )
+    ids = np.array([0, 1, 1], "int32")
+    history = model.fit(x, ids, batch_size=3, epochs=4, verbose=0)
+    return {"loss": value, "losses": history.history["loss"]}
+
+
 def accumulation(work):
     """Gradient accumulation vs one large batch (tests/accumulation_runs.py)."""
     sys.path.insert(0, os.path.dirname(HERE))

@@ -25,10 +25,11 @@ CHECKS = {
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
         "task_export", "finetune", "failed_loops", "input_ranges", "fill_mask",
         "accumulation", "pretrain_accumulation", "eval_every", "remat_dropout",
+        "bi_encoder",
     ],
     "torch": [
         "forward_all", "forward_ffn", "squad_predict", "text_model", "fit",
-        "finetune", "accumulation", "pretrain_accumulation",
+        "finetune", "accumulation", "pretrain_accumulation", "bi_encoder",
     ],
 }  # fmt: skip
 # TensorFlow quiet; XLA's CPU code unoptimized: it compiles in a fraction of
@@ -71,7 +72,25 @@ def _write_forward_inputs(work):
         (work / f"config_{sharing}.json").write_text(json.dumps(config.to_dict()))
         weights = {f"w{i}": w for i, w in enumerate(model.get_weights())}
         np.savez(work / f"w_{sharing}.npz", **weights)
+    expected["bi_encoder"] = _bi_encoder_outputs(model.backbone, x, work)
     return expected
+
+
+def _bi_encoder_outputs(backbone, x, work):
+    """TensorFlow's `AlbertBiEncoder` embeddings and `InBatchNegativesLoss`
+    on two texts per example (the inputs and their reverse), the backbone's
+    weights saved for the other backend."""
+    from albert_keras.models import AlbertBiEncoder
+    from albert_keras.training import InBatchNegativesLoss
+
+    keys = ("token_ids", "segment_ids", "padding_mask")
+    pairs = {k: np.stack([x[k], x[k][::-1]], axis=1) for k in keys}
+    np.savez(work / "bi_x.npz", **pairs)
+    weights = {f"w{i}": w for i, w in enumerate(backbone.get_weights())}
+    np.savez(work / "bi_w.npz", **weights)
+    embeddings = AlbertBiEncoder(backbone)(pairs)["embeddings"]
+    loss = InBatchNegativesLoss(scale=5.0, symmetric=True)([0, 1, 1], embeddings)
+    return np.asarray(embeddings), float(loss)
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +146,17 @@ def test_other_backend_matches_tensorflow(backend_runs, sharing, backend):
         assert max_abs_diff(out[key], expected_seq[key]) < 1e-5
     for key in ("mlm_logits", "sop_logits"):
         assert max_abs_diff(out[key], expected[key]) < 1e-4
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_bi_encoder_and_its_loss_match_tensorflow(backend_runs, backend):
+    """`--task embed`'s model and loss: TensorFlow's numbers, and a fit lowers
+    the loss."""
+    work, result = _check(backend_runs, backend, "bi_encoder")
+    embeddings, loss = backend_runs(backend)[2]["bi_encoder"]
+    assert max_abs_diff(np.load(work / "bi_out.npz")["embeddings"], embeddings) < 1e-5
+    assert abs(result["loss"] - loss) < 1e-5, (result["loss"], loss)
+    assert result["losses"][-1] < result["losses"][0], result["losses"]
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
