@@ -54,6 +54,12 @@ def test_backbone_inference_names_the_known_configs(capsys):
     assert "unknown --configs large; known: base, small" in capsys.readouterr().err
 
 
+def test_embed_finetune_refuses_a_batch_without_negatives(capsys):
+    with pytest.raises(SystemExit) as stop:
+        load("bench_embed_finetune").main(["--batch", "1"])
+    assert "--batch must be 2 or more" in str(stop.value)
+
+
 def test_serving_refuses_a_missing_data_file_before_any_export(tmp_path):
     with pytest.raises(SystemExit) as stop:
         load("bench_serving").main(["--data", str(tmp_path / "none.jsonl")])

@@ -18,7 +18,8 @@ def add_parser(subparsers):
             "threshold chosen on dev (settings.json and metrics.json beside the "
             "model). "
             "Writes one prediction per record (SQuAD: question id -> answer and "
-            "the no-answer odds, the official evaluation's formats) and, where "
+            "the no-answer odds, the official evaluation's formats; embed: the "
+            "rank of each anchor's positive among the file's texts) and, where "
             "the file has labels or answers, the task's metrics."
         ),
     )
@@ -68,8 +69,9 @@ def add_parser(subparsers):
 
 # What `predict --X-field` maps to in the task's config.
 FIELD_FLAGS = {
-    "text_field": "classify/pair/regress/multilabel: the text; tag: the words",
-    "text_pair_field": "pair: the second text",
+    "text_field": "classify/pair/regress/multilabel: the text; tag: the words; "
+    "embed: the anchor",
+    "text_pair_field": "pair: the second text; embed: the positive",
     "label_field": "the label; tag: the tags; multilabel: the labels, or "
     "their 0/1 columns a,b,c (optional: scored where present)",
     "context_field": "choice: the context",
