@@ -309,7 +309,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     per word out), an `AlbertPretrainer` an `AlbertFillMaskTextModel` (texts
     with `[MASK]` in, the likeliest pieces for each mask out). With
     `pooling`, any model holding a backbone gets an `AlbertEmbeddingTextModel`
-    (texts in, one vector each out).
+    (texts in, one vector each out); an `AlbertBiEncoder` gets one by
+    default, with its own pooling, normalized.
 
     Args:
         task_model: a model taking `token_ids`, `segment_ids`, `padding_mask`.
@@ -333,6 +334,7 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
     >>> model({"text_a": ["It rains."], "text_b": ["It is wet."]})["logits"].shape
     TensorShape([1, 3])
     """
+    from albert_keras.models.albert_bi_encoder import AlbertBiEncoder
     from albert_keras.models.albert_choice_text_model import AlbertChoiceTextModel
     from albert_keras.models.albert_embedding_text_model import (
         AlbertEmbeddingTextModel,
@@ -350,6 +352,8 @@ def with_tokenizer(task_model, tokenizer, sequence_length=128, **kwargs):
         from albert_keras.tokenizers.vocabulary_files import load_tokenizer
 
         tokenizer = load_tokenizer(tokenizer)
+    if isinstance(task_model, AlbertBiEncoder):  # its vectors as trained
+        kwargs = {"pooling": task_model.pooling, "normalize": True, **kwargs}
     if "pooling" in kwargs or "normalize" in kwargs:
         text_model = AlbertEmbeddingTextModel
     elif isinstance(task_model, AlbertPretrainer):

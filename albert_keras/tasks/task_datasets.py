@@ -22,6 +22,10 @@ PAD_MULTIPLE = 32
 # nearly all the saving: 0.44 of the full-length work on movie reviews at
 # length 128, 0.41 with 50, 0.71 without grouping).
 GROUP_BATCHES = 8
+# A bi-encoder's batches are cut finer: its texts are packed alone (short,
+# often under 64 tokens), where 32 left up to 31 pad columns of 40 (a step
+# took 1.9x as long as at length 40: docs/benchmarks.md, bi-encoder rows).
+EMBEDDING_PAD_MULTIPLE = 8
 
 
 def tokenize_texts(tokenizer, texts):
@@ -300,7 +304,8 @@ def embedding_dataset(
 
     Returns:
         A `tf.data.Dataset` of (features [batch, texts, length], int32
-        positive ids [batch]), `length` as `text_dataset`'s.
+        positive ids [batch]), `length` the batch's longest packed text
+        rounded up to `EMBEDDING_PAD_MULTIPLE`, at most `sequence_length`.
     """
     count = len(examples[0]["texts"])
     flat = tokenize_texts(tokenizer, [t for e in examples for t in e["texts"]])
@@ -317,7 +322,7 @@ def embedding_dataset(
         packed = packer(x.merge_dims(0, 1))
         shape = [-1, count, sequence_length]
         packed = {k: tf.reshape(v, shape) for k, v in packed.items()}
-        return trim_padding(packed), positive_ids
+        return trim_padding(packed, EMBEDDING_PAD_MULTIPLE), positive_ids
 
     def longest_text(x, _):
         return tf.reduce_max(x.row_lengths(axis=2), axis=1)

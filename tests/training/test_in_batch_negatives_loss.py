@@ -7,7 +7,11 @@ import pytest
 from albert_test_case import max_abs_diff, run_model_test
 
 from albert_keras import AlbertBackbone, AlbertConfig
-from albert_keras.models import AlbertBiEncoder, AlbertEmbeddingTextModel
+from albert_keras.models import (
+    AlbertBiEncoder,
+    AlbertEmbeddingTextModel,
+    with_tokenizer,
+)
 from albert_keras.sample_text import SPM_MODEL_PATH
 from albert_keras.tokenizers import AlbertTokenizer
 from albert_keras.tokenizers.albert_packer import AlbertPacker
@@ -96,6 +100,8 @@ def test_bi_encoder_vectors_are_the_text_models(pooling):
     )
     expected = text_model.embed(flat).reshape(2, 2, -1)
     assert max_abs_diff(found, expected) < 1e-5
+    served = with_tokenizer(model, tokenizer, 16)  # its pooling, normalized
+    assert max_abs_diff(served.embed(flat).reshape(2, 2, -1), expected) < 1e-6
     run_model_test(model, x, np.array([0, 1]), InBatchNegativesLoss(), atol=1e-6)
 
 
