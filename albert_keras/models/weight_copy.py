@@ -243,6 +243,8 @@ def reuse_task_head(model, loaded) -> str:
 
     Returns: a phrase saying which.
     """
+    if len(model.weights) == len(model.backbone.weights):  # a bi-encoder
+        return f"backbone reused ({type(model).__name__} has no head)"
     sigmoid = getattr(loaded, "multi_label", False)
     if sigmoid != getattr(model, "multi_label", False):
         kind = "a multi-label (sigmoid)" if sigmoid else "a single-label (softmax)"

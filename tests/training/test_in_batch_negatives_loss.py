@@ -111,3 +111,15 @@ def test_bi_encoder_refuses_bad_arguments():
         AlbertBiEncoder(backbone, num_texts=1)
     with pytest.raises(ValueError, match="`pooling` must be one of"):
         AlbertBiEncoder(backbone, pooling="sum")
+
+
+def test_bi_encoder_init_says_there_is_no_head():
+    """`--init` a backbone or a bi-encoder: the log says the backbone is
+    reused, and not that a new head was made."""
+    from albert_keras.models.weight_copy import reuse_task_head
+
+    backbone = _backbone()
+    model = AlbertBiEncoder(backbone)
+    assert reuse_task_head(model, backbone) == (
+        "backbone reused (AlbertBiEncoder has no head)"
+    )
