@@ -1,10 +1,9 @@
 """`run_finetuning`: one task, from files and an initial model to dev metrics.
 
-What `albert-keras finetune` and `Task.fit` run. The task (a `Task`) says what
-the data, model, loss and dev score are; this module is the training run
-around it: tokenizer, backbone, AdamW, the best dev epoch kept, resume after
-a kill, TensorBoard, curves, `metrics.json`, `settings.json` and the text-in
-export.
+What `albert-keras finetune` and `Task.fit` run. The task (a `Task`) says what the
+data, model, loss and dev score are; this module is the training run around it:
+tokenizer, backbone, AdamW, the best dev epoch kept, resume after a kill,
+TensorBoard, curves, `metrics.json`, `settings.json` and the text-in export.
 
 >>> from albert_keras.tasks import ClassificationTask
 >>> result = run_finetuning(  # doctest: +SKIP
@@ -153,10 +152,11 @@ def _run_from(task, train, dev, inits, output_dir, vocab, settings, options):
     # The data read and the model built: a run refused before this point
     # leaves no settings that would block the corrected command.
     record_run_settings(output_dir, settings)
-    train_seconds = _fit(task, model, splits, output_dir, (options, schedule), state)
+    plan = (options, schedule, task.baselines(splits["train"], splits["dev"]))
+    train_seconds = _fit(task, model, splits, output_dir, plan, state)
     state.load_best(model)
     task.model = model
-    result = _result(task, init, vocab, splits, state, options)
+    result = _result(task, (init, vocab), splits, state, plan)
     result["train_seconds"] = train_seconds
     result["total_seconds"] = time.perf_counter() - started
     result["warnings"] = warnings_found
@@ -312,7 +312,7 @@ def _build_model(task, init, steps, options, name):
 def _fit(task, model, splits, output_dir, plan, state):
     """Trains the evaluations `state` has not done; returns the seconds it took.
 
-    `plan`: (`FinetuningOptions`, `TrainingSchedule`).
+    `plan`: (`FinetuningOptions`, `TrainingSchedule`, the task's baselines).
     """
     from albert_keras.tasks.dev_evaluation import DevEvaluation
     from albert_keras.training.loss_curve_plot import LossCurvePlot
@@ -320,7 +320,7 @@ def _fit(task, model, splits, output_dir, plan, state):
     from albert_keras.training.progress_lines import progress_output
     from albert_keras.training.stop_after_batches import StopAfterBatches
 
-    options, schedule = plan
+    options, schedule, baselines = plan
     if state.epochs_done >= schedule.evaluations or state.stopped:
         return 0.0
     dev = splits["dev"]
@@ -339,7 +339,7 @@ def _fit(task, model, splits, output_dir, plan, state):
             title=f"fine-tuning: {type(task).__name__}",
             scores=(state.metric,),
             rows=state.rows,
-            baselines=_baseline_lines(task, splits, state.metric),
+            baselines=_baseline_lines(baselines, state.metric),
         ),
         # The last stretch of a --max-steps run may end inside an "epoch".
         StopAfterBatches(schedule.total_batches, schedule.period_batches),
@@ -358,18 +358,18 @@ def _fit(task, model, splits, output_dir, plan, state):
     return time.perf_counter() - started
 
 
-def _baseline_lines(task, splits, metric):
+def _baseline_lines(baselines, metric):
     """{"val_<metric>": (name, dev score)} of the task's baselines, for the plot."""
     lines = {}
-    for name, scores in task.baselines(splits["train"], splits["dev"]).items():
+    for name, scores in baselines.items():
         if metric in scores:
             label = name.replace("_", " ") + " (dev)"
             lines["val_" + metric] = (label, float(scores[metric]))
     return lines
 
 
-def _result(task, init, vocab, splits, state, options):
-    schedule = TrainingSchedule.of(splits["train"].num_rows, options)
+def _result(task, inits, splits, state, plan):  # inits: (init, vocab); plan: _fit's
+    (init, vocab), (options, schedule, baselines) = inits, plan
     history = {}
     for row in state.rows:
         for key, value in row.items():
@@ -392,7 +392,7 @@ def _result(task, init, vocab, splits, state, options):
         "epochs_run": state.epochs_done,
         # (Out of patience at the last evaluation is no early stop.)
         "stopped_early": state.stopped and state.epochs_done < schedule.evaluations,
-        "baselines": task.baselines(splits["train"], splits["dev"]),
+        "baselines": baselines,
         "options": dataclasses.asdict(options),
         "data": {name: data.report.to_dict() for name, data in splits.items()},
         "train_examples": splits["train"].num_rows,
