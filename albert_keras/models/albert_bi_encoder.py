@@ -6,7 +6,7 @@ import keras
 
 from albert_keras.config_checks import is_positive_int
 from albert_keras.models.albert_multiple_choice import _MergeChoices
-from albert_keras.models.embedding_pooling import POOLINGS, normalized, pool
+from albert_keras.models.embedding_pooling import check_pooling, normalized, pool
 from albert_keras.models.model_arguments import check_backbone
 from albert_keras.models.task_model import TaskModel
 
@@ -45,11 +45,7 @@ class AlbertBiEncoder(TaskModel):
                 "its positive (then hard negatives), the size of the inputs' "
                 f"text axis [batch, texts, length]. Received: num_texts={num_texts!r}"
             )
-        if pooling not in POOLINGS:
-            raise ValueError(
-                f"`pooling` must be one of {', '.join(POOLINGS)}. Received: "
-                f"pooling={pooling!r}"
-            )
+        check_pooling(pooling)
         check_backbone(type(self), backbone)
         num_texts = int(num_texts)
         # === Layers ===

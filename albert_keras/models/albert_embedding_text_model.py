@@ -7,7 +7,7 @@ import numpy as np
 
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_text_model import AlbertTextModel
-from albert_keras.models.embedding_pooling import POOLINGS, normalized, pool
+from albert_keras.models.embedding_pooling import check_pooling, normalized, pool
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -72,11 +72,7 @@ class AlbertEmbeddingTextModel(AlbertTextModel):
         normalize=False,
         **kwargs,
     ):
-        if pooling not in POOLINGS:
-            raise ValueError(
-                f"`pooling` must be one of {', '.join(POOLINGS)}. Received: "
-                f"pooling={pooling!r}"
-            )
+        check_pooling(pooling)
         super().__init__(_backbone_of(task_model), tokenizer, sequence_length, **kwargs)
         self.pooling = pooling
         self.normalize = bool(normalize)

@@ -7,6 +7,15 @@ from keras import ops
 POOLINGS = ("mean", "max", "cls", "pooled")
 
 
+def check_pooling(pooling) -> None:
+    """ValueError naming `POOLINGS` where `pooling` is not one of them."""
+    if pooling not in POOLINGS:
+        raise ValueError(
+            f"`pooling` must be one of {', '.join(POOLINGS)}. Received: "
+            f"pooling={pooling!r}"
+        )
+
+
 def pool(outputs, padding_mask, pooling):
     """One float32 vector per row of a backbone's `outputs`.
 

@@ -1,8 +1,10 @@
-"""`write_prediction_table`: prediction lines as a CSV or TSV table."""
+"""`write_prediction_lines`: prediction lines as JSON Lines, or as a CSV or
+TSV table (`write_prediction_table`)."""
 
 from __future__ import annotations
 
 import csv
+import json
 import numbers
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -47,3 +49,15 @@ def write_prediction_table(f, lines, path) -> None:
     writer = csv.DictWriter(f, columns, restval="", delimiter=delimiter)
     writer.writeheader()
     writer.writerows(rows)
+
+
+def write_prediction_lines(output, lines) -> None:
+    """`lines` (prediction dicts) to `output`, whole or not at all: a table
+    where it ends with .csv / .tsv, else a JSON line each."""
+    from albert_keras.atomic_files import atomic_write
+
+    with atomic_write(output, newline="") as f:
+        if output.endswith(TABLE_SUFFIXES):
+            write_prediction_table(f, lines, output)
+        else:
+            f.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)

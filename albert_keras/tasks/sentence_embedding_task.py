@@ -4,11 +4,10 @@ them (a bi-encoder for semantic search)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 
-from albert_keras.models.embedding_pooling import POOLINGS
+from albert_keras.models.embedding_pooling import check_pooling
 from albert_keras.tasks.jsonl_records import (
     check_kept,
     check_text,
@@ -24,6 +23,7 @@ from albert_keras.tasks.retrieval_scores import (
 )
 from albert_keras.tasks.task import Task
 from albert_keras.tasks.task_data import TaskData
+from albert_keras.training.in_batch_negatives_loss import check_scale
 
 # The (anchor, positive) keys looked for when `text_fields` is not given, in
 # this order; a "negative" key beside them is a hard negative.
@@ -74,17 +74,8 @@ class SentenceEmbeddingConfig:
                 "`text_fields` names the anchor and its positive (then any hard "
                 f"negatives): two keys or more. Received: {self.text_fields}"
             )
-        if self.pooling not in POOLINGS:
-            raise ValueError(
-                f"`pooling` must be one of {', '.join(POOLINGS)}. Received: "
-                f"pooling={self.pooling!r}"
-            )
-        scale = self.scale
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-            raise ValueError(
-                "`scale` must be a positive number (the inverse temperature of "
-                f"the cosines; 20 is usual). Received: scale={scale!r}"
-            )
+        check_pooling(self.pooling)
+        check_scale(self.scale)
 
 
 class SentenceEmbeddingTask(Task):
@@ -223,11 +214,7 @@ class SentenceEmbeddingTask(Task):
     def write_predictions(self, model, data, dataset, output, record):
         """A line per record: where its positive ranks among the file's
         candidates, its similarity, and the best match's text and similarity."""
-        from albert_keras.atomic_files import atomic_write
-        from albert_keras.tasks.prediction_table import (
-            TABLE_SUFFIXES,
-            write_prediction_table,
-        )
+        from albert_keras.tasks.prediction_table import write_prediction_lines
 
         ranks, best, own, top, texts = self._ranked(model, data, dataset)
         lines = [
@@ -242,11 +229,7 @@ class SentenceEmbeddingTask(Task):
                 data.examples, ranks, best, own, top, strict=True
             )
         ]
-        with atomic_write(output, newline="") as f:
-            if output.endswith(TABLE_SUFFIXES):
-                write_prediction_table(f, lines, output)
-            else:
-                f.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        write_prediction_lines(output, lines)
         return {"metrics": rank_scores(ranks)}
 
 

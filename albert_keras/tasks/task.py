@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import typing
 
 import keras
@@ -110,22 +109,14 @@ class Task:
         """Predicts `data`, writes `output` (a JSON line per example, made by
         `prediction`), returns the metrics of the `scored` examples (None if
         none is)."""
-        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
-        from albert_keras.atomic_files import atomic_write
-        from albert_keras.tasks.prediction_table import (
-            TABLE_SUFFIXES,
-            write_prediction_table,
-        )
+        from albert_keras.tasks.prediction_table import write_prediction_lines
 
+        logits = np.asarray(model.predict(dataset, verbose=0)["logits"], "float64")
         lines = [
             {"line": example["line"], **self.prediction(row)}
             for example, row in zip(data.examples, logits, strict=True)
         ]
-        with atomic_write(output, newline="") as f:
-            if output.endswith(TABLE_SUFFIXES):
-                write_prediction_table(f, lines, output)
-            else:
-                f.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        write_prediction_lines(output, lines)
         scored = self.scored(data)
         if not scored:
             return {"metrics": None}

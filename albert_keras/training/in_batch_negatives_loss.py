@@ -40,11 +40,7 @@ class InBatchNegativesLoss(keras.losses.Loss):
         self, scale=20.0, symmetric=False, name="in_batch_negatives", **kwargs
     ):
         super().__init__(name=name, **kwargs)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-            raise ValueError(
-                "`scale` must be a positive number (the inverse temperature of "
-                f"the cosines; 20 is usual). Received: scale={scale!r}"
-            )
+        check_scale(scale)
         self.scale = float(scale)
         self.symmetric = bool(symmetric)
 
@@ -74,6 +70,15 @@ class InBatchNegativesLoss(keras.losses.Loss):
             "scale": self.scale,
             "symmetric": self.symmetric,
         }
+
+
+def check_scale(scale) -> None:
+    """ValueError where `scale` is not a positive number."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+        raise ValueError(
+            "`scale` must be a positive number (the inverse temperature of "
+            f"the cosines; 20 is usual). Received: scale={scale!r}"
+        )
 
 
 def _cross_entropy(logits, left_out):

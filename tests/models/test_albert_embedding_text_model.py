@@ -12,7 +12,7 @@ from albert_test_case import max_abs_diff
 
 from albert_keras import AlbertBackbone, AlbertClassifier, AlbertConfig
 from albert_keras.models import AlbertEmbeddingTextModel, with_tokenizer
-from albert_keras.models.albert_embedding_text_model import POOLINGS
+from albert_keras.models.embedding_pooling import POOLINGS
 from albert_keras.sample_text import SPM_MODEL_PATH
 
 TEXTS = [
